@@ -1,0 +1,41 @@
+# Two entry points on a fresh machine with Python 3.11 and pip:
+#   make demo   -- builds .venv, installs slicewise, runs `slicewise demo`
+#   make test   -- builds .venv with the dev extras, runs ruff, mypy --strict and the whole test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint typecheck pytest bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-base: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[plot,progress]"
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev,plot,progress]"
+	touch $@ $(VENV)/.installed-base
+
+demo: $(VENV)/.installed-base
+	$(BIN)/slicewise demo --out demo-output
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy
+
+pytest: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -n 2 --durations=15
+
+test: lint typecheck pytest
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python -m benchmarks.run_all
+
+clean:
+	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

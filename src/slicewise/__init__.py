@@ -1,0 +1,25 @@
+"""slicewise: how an AI model performs across a profile axis, from a few gold labels and many
+cheap signals, with honest uncertainty.
+
+>>> import slicewise as sw
+>>> sorted(sw.methods()["method"])[:3]
+['global_cv', 'lace', 'lace_oracle']
+"""
+
+from __future__ import annotations
+
+from .api import profile
+from .data.table import ItemTable, make_table
+from .methods.registry import methods
+from .results import ConfidenceInterval, ProfileResult
+
+__all__ = [
+    "ConfidenceInterval",
+    "ItemTable",
+    "ProfileResult",
+    "make_table",
+    "methods",
+    "profile",
+]
+
+__version__ = "0.1.0"

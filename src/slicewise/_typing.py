@@ -1,0 +1,24 @@
+"""Array aliases shared by every module (one place, so signatures read the same everywhere)."""
+
+from __future__ import annotations
+
+from typing import Literal, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+FloatArray: TypeAlias = npt.NDArray[np.float64]
+IntArray: TypeAlias = npt.NDArray[np.intp]
+BoolArray: TypeAlias = npt.NDArray[np.bool_]
+ObjectArray: TypeAlias = npt.NDArray[np.object_]
+
+#: An (items x grid points) matrix of unnormalised local weights: dense for Gaussian kernels,
+#: sparse (CSR) for compact-support rules (categorical indicators, triangular ordinal weights).
+KernelMatrix: TypeAlias = FloatArray | sp.csr_array
+
+Kind: TypeAlias = Literal["continuous", "ordinal", "categorical"]
+Target: TypeAlias = Literal["pool", "population"]
+
+KINDS: tuple[Kind, ...] = ("continuous", "ordinal", "categorical")
+TARGETS: tuple[Target, ...] = ("pool", "population")

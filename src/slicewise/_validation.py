@@ -1,0 +1,83 @@
+"""Parameter checks shared by the public functions.
+
+Every message names the parameter, states the rule and echoes the offending value, in the form
+"The 'ridge' parameter of profile must be a finite float >= 0. Got -1.0 instead."
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TypeVar
+
+import numpy as np
+
+T = TypeVar("T", bound=str)
+
+
+def check_choice(value: object, choices: Sequence[T], *, name: str, func: str) -> T:
+    """Return ``value`` if it is one of ``choices``; otherwise raise listing the valid ones."""
+    for choice in choices:
+        if value == choice:
+            return choice
+    valid = ", ".join(repr(c) for c in choices)
+    raise ValueError(
+        f"The '{name}' parameter of {func} must be one of {valid}. Got {value!r} instead."
+    )
+
+
+def check_level(level: object, *, func: str, name: str = "level") -> float:
+    """A confidence level strictly between 0 and 1."""
+    if isinstance(level, bool) or not isinstance(level, int | float | np.floating):
+        raise TypeError(
+            f"The '{name}' parameter of {func} must be a float in (0, 1). Got {level!r} instead."
+        )
+    value = float(level)
+    if not 0.0 < value < 1.0:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a float in (0, 1). Got {level!r} instead."
+        )
+    return value
+
+
+def check_nonnegative(
+    value: object, *, name: str, func: str, strict: bool = False, allow_none: bool = False
+) -> float | None:
+    """A finite float >= 0 (> 0 when ``strict``); ``None`` passes through when allowed."""
+    if value is None and allow_none:
+        return None
+    rule = "> 0" if strict else ">= 0"
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise TypeError(
+            f"The '{name}' parameter of {func} must be a finite float {rule}. "
+            f"Got {value!r} instead."
+        )
+    number = float(value)
+    if not math.isfinite(number) or number < 0 or (strict and number == 0):
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be a finite float {rule}. "
+            f"Got {value!r} instead."
+        )
+    return number
+
+
+def check_positive_int(value: object, *, name: str, func: str, minimum: int = 1) -> int:
+    """An integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        raise ValueError(
+            f"The '{name}' parameter of {func} must be an integer >= {minimum}. "
+            f"Got {value!r} instead."
+        )
+    return int(value)
+
+
+def check_rng(rng: object, *, func: str) -> np.random.Generator:
+    """Normalise ``rng`` once: None, an int seed, a SeedSequence or a Generator."""
+    if rng is None or isinstance(rng, int | np.integer | np.random.SeedSequence):
+        return np.random.default_rng(rng)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    raise TypeError(
+        f"The 'rng' parameter of {func} must be None, an int seed, a numpy SeedSequence or a "
+        f"numpy Generator. Got {type(rng).__name__} instead."
+    )

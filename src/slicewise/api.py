@@ -1,0 +1,306 @@
+"""The public entry point :func:`profile`: validate once, build the pool context, fit, wrap."""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._typing import TARGETS, FloatArray, Kind, Target
+from ._validation import check_choice, check_level, check_nonnegative, check_rng
+from .data.table import ItemTable, make_table
+from .exceptions import (
+    ConstantSignalWarning,
+    EmptyNeighbourhoodWarning,
+    FullyLabeledWarning,
+    SparseNeighbourhoodWarning,
+)
+from .locality.weights import make_locality
+from .methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext
+from .methods.registry import METHODS
+from .moments.sums import column_sums, square, take_rows
+from .results import ProfileResult
+
+FUNC = "profile"
+
+
+def _format_points(labels: Sequence[object], mask: np.ndarray) -> str:
+    points = [labels[int(i)] for i in np.flatnonzero(mask)]
+    shown = ", ".join(f"{p:.4g}" if isinstance(p, float) else str(p) for p in points[:8])
+    return shown + (f", ... ({len(points)} in all)" if len(points) > 8 else "")
+
+
+def check_method_needs(ctx: PoolContext, method: str, options: MethodOptions) -> None:
+    """Raise a clear error when the table or options lack what ``method`` needs."""
+    spec = METHODS[method]
+    if "signals" in spec.needs and ctx.features.shape[1] == 0:
+        raise ValueError(
+            f"Method {method!r} needs at least one cheap signal; pass signals=[...] (got none)."
+        )
+    if "primary" in spec.needs and ctx.primary is None:
+        raise ValueError(
+            f"Method {method!r} needs the primary judge signal: pass primary='<column>' naming "
+            f"one of the signals {list(ctx.table.signal_names)}."
+        )
+    if "coef" in spec.needs and options.coef is None:
+        raise ValueError(
+            f"Method {method!r} needs a supplied coefficient: pass coef= (shape (G, K) in raw "
+            "signal units, or a function of the grid point)."
+        )
+    if "continuous" in spec.needs and ctx.locality.kind == "categorical":
+        raise ValueError(
+            f"Method {method!r} needs an ordered profile (continuous or ordinal Z); the profile "
+            "is categorical."
+        )
+
+
+def build_context(
+    table: ItemTable,
+    *,
+    grid: Any = None,
+    bandwidth: Any = None,
+    primary: str | None = None,
+) -> PoolContext:
+    """Locality, standardised signals and caches for a validated table."""
+    locality = make_locality(table, grid=grid, bandwidth=bandwidth)
+    primary_index = None
+    if primary is not None:
+        if primary not in table.signal_names:
+            raise ValueError(
+                f"The 'primary' parameter of {FUNC} must name one of the signals "
+                f"{list(table.signal_names)}. Got {primary!r} instead."
+            )
+        primary_index = table.signal_names.index(primary)
+    return PoolContext.build(table, locality, primary=primary_index)
+
+
+def fit_with_warnings(
+    ctx: PoolContext, labeled: LabeledSet, method: str, options: MethodOptions, target: Target
+) -> tuple[MethodFit, MethodFit, list[str]]:
+    """Fit ``method`` and naive on one labeled set; warn once about empty or sparse points."""
+    naive = METHODS["naive"].fit(ctx, labeled, options)
+    fit = naive if method == "naive" else METHODS[method].fit(ctx, labeled, options)
+    notes = list(fit.notes)
+    labels = list(ctx.locality.labels)
+    empty = ~np.isfinite(naive.estimate)
+    if empty.any():
+        message = (
+            f"{int(empty.sum())} grid point(s) have no labeled weight, so their estimate is NaN: "
+            f"{_format_points(labels, empty)}."
+        )
+        warnings.warn(message, EmptyNeighbourhoodWarning, stacklevel=3)
+        notes.append(message)
+    variance = fit.var_pool if target == "pool" else fit.var_population
+    sparse = np.isfinite(fit.estimate) & ~np.isfinite(variance) & METHODS[method].variance
+    if sparse.any():
+        message = (
+            f"{int(sparse.sum())} grid point(s) have too few labeled items for a variance "
+            f"estimate, so their se is NaN: {_format_points(labels, sparse)}."
+        )
+        warnings.warn(message, SparseNeighbourhoodWarning, stacklevel=3)
+        notes.append(message)
+    return fit, naive, notes
+
+
+def wrap_result(
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    fit: MethodFit,
+    naive: MethodFit,
+    *,
+    method: str,
+    target: Target,
+    level: float,
+    params: dict[str, Any],
+    notes: Sequence[str],
+) -> ProfileResult:
+    """Assemble the frozen result from a method fit and the naive fit on the same labels."""
+    pool = ctx.moments("none", np.zeros((ctx.n_pool, 0)))
+    variance = fit.var_pool if target == "pool" else fit.var_population
+    naive_var = naive.var_pool if target == "pool" else naive.var_population
+    n_lab_eff, labeled_mass = _labeled_diagnostics(ctx, labeled, pool.mass)
+    z_names = ctx.table.z_names
+    return ProfileResult(
+        z=ctx.locality.labels,
+        estimate=fit.estimate,
+        se=np.sqrt(variance),
+        method=method,
+        target=target,
+        level=level,
+        naive_estimate=naive.estimate,
+        naive_se=np.sqrt(naive_var),
+        n_labeled_eff=n_lab_eff,
+        n_pool_eff=pool.n_eff,
+        labeled_mass=labeled_mass,
+        r2=fit.r2,
+        gain=fit.gain,
+        n_equivalent=n_lab_eff * fit.gain,
+        borrowed=fit.borrowed,
+        z_names=z_names,
+        kind=ctx.locality.kind,
+        n_labeled=labeled.n,
+        n_pool=ctx.n_pool,
+        params={**params, **fit.params},
+        notes=tuple(notes),
+    )
+
+
+def _labeled_diagnostics(
+    ctx: PoolContext, labeled: LabeledSet, pool_mass: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Labeled effective sample size 1 / sum_L w^2 and labeled fraction of the kernel mass."""
+    k = take_rows(ctx.kernel(1.0), labeled.index)
+    mass = column_sums(k)
+    sq = column_sums(square(k))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(sq > 0, mass**2 / np.where(sq > 0, sq, 1.0), 0.0)
+        fraction = np.where(pool_mass > 0, mass / np.where(pool_mass > 0, pool_mass, 1.0), np.nan)
+    return n_eff, fraction
+
+
+def profile(
+    table: pd.DataFrame | str | os.PathLike[str],
+    *,
+    z: str | Sequence[str],
+    signals: str | Sequence[str] | None = None,
+    label: str,
+    kind: Kind | None = None,
+    method: str = "lace",
+    grid: int | Sequence[Any] | FloatArray | None = None,
+    bandwidth: float | Sequence[float] | None = None,
+    nuisance_scale: float = 1.0,
+    ridge: float = 0.3,
+    primary: str | None = None,
+    coef: FloatArray | Callable[[Any], Any] | None = None,
+    level: float = 0.95,
+    target: Target = "pool",
+    id: str | None = None,
+    rng: int | np.random.Generator | None = None,
+) -> ProfileResult:
+    """Estimate a model's performance profile theta(z) across a profile axis.
+
+    Parameters
+    ----------
+    table : DataFrame or path
+        One row per pool item (CSV, Parquet or JSON Lines paths are read). Rows with a missing
+        label are the unlabeled pool items.
+    z : str or list of str
+        Profile column(s); several columns make a continuous profile in R^q.
+    signals : str or list of str, optional
+        Cheap-signal columns, observed on every item. Not needed by ``method='naive'``.
+    label : str
+        Gold label column (values in [0, 1], missing where unlabeled).
+    kind : {'continuous', 'ordinal', 'categorical'}, optional
+        Locality rule; inferred from the dtype when omitted (see :func:`make_table`).
+    method : str, default 'lace'
+        Any name listed by :func:`slicewise.methods`.
+    grid : int or array-like, optional
+        Grid points (see :func:`slicewise.locality.weights.make_locality`).
+    bandwidth : float or list of float, optional
+        Profile bandwidth h per dimension (continuous; default
+        1.5 x 1.06 x sd(Z) x M^(-1/5)) or triangular half-width b_ord (ordinal; default 1).
+    nuisance_scale : float, default 1
+        Nuisance bandwidth for the local coefficient as a multiple of h (b = scale x h >= h;
+        ``inf`` pools the coefficient over all of Z).
+    ridge : float, default 0.3
+        Ridge penalty lambda on the standardised-signal covariance.
+    primary : str, optional
+        The primary judge signal (methods that use one signal).
+    coef : array or callable, optional
+        Supplied coefficient beta(z) in raw signal units for ``method='lace_oracle'``.
+    level : float, default 0.95
+        Confidence level of the reported intervals.
+    target : {'pool', 'population'}, default 'pool'
+        ``'pool'``: the realized full-pool profile sum_T w_{i,T}(z) Y_i (randomness only from which
+        items were labeled). ``'population'``: theta(z) = E[Y | Z = z], adding the pool's own
+        sampling variance.
+    id : str, optional
+        Item id column (checked for duplicates).
+    rng : int or numpy Generator, optional
+        Randomness for methods that cross-fit.
+
+    Returns
+    -------
+    ProfileResult
+
+    Notes
+    -----
+    LACE (Section 3.3 of the LACE paper):
+
+    .. math::
+
+        \\hat\\theta(z) = \\bar Y_L(z) - \\hat\\beta(z)^\\top\\{\\bar S_L(z) - \\bar S_T(z)\\},\\quad
+        \\hat\\beta(z) = \\{\\hat\\Sigma_{SS,T}(z) + \\lambda I\\}^{-1}\\hat\\Sigma_{SY,L}(z).
+
+    Variances and the predicted gain 1 / (1 - (1 - pi) R^2(z)) are documented in
+    :mod:`slicewise.inference.variance`.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, slicewise as sw
+    >>> rng = np.random.default_rng(0)
+    >>> level = rng.integers(1, 6, 2000)
+    >>> y = (rng.random(2000) < 0.9 - 0.1 * level).astype(float)
+    >>> judge = y + rng.normal(0, 0.5, 2000)
+    >>> y[rng.permutation(2000)[200:]] = np.nan
+    >>> frame = pd.DataFrame({"level": level, "judge": judge, "correct": y})
+    >>> res = sw.profile(frame, z="level", signals=["judge"], label="correct", kind="ordinal")
+    >>> res.to_frame()[["z", "estimate"]].shape
+    (5, 2)
+    """
+    method = check_choice(method, tuple(METHODS), name="method", func=FUNC)
+    target = check_choice(target, TARGETS, name="target", func=FUNC)
+    level = check_level(level, func=FUNC)
+    ridge_value = check_nonnegative(ridge, name="ridge", func=FUNC)
+    assert ridge_value is not None
+    scale = float(nuisance_scale) if isinstance(nuisance_scale, int | float) else math.nan
+    if not (scale >= 1.0):
+        raise ValueError(
+            f"The 'nuisance_scale' parameter of {FUNC} must be a float >= 1 (b >= h) or inf. "
+            f"Got {nuisance_scale!r} instead."
+        )
+    generator = check_rng(rng, func=FUNC)
+    items = make_table(table, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
+    ctx = build_context(items, grid=grid, bandwidth=bandwidth, primary=primary)
+    options = MethodOptions(ridge=ridge_value, nuisance_scale=scale, coef=coef, rng=generator)
+    check_method_needs(ctx, method, options)
+
+    notes: list[str] = []
+    constant = [
+        n for n, s in zip(items.signal_names, items.signals.std(axis=0), strict=True) if s == 0
+    ]
+    if constant and method != "naive":
+        message = (
+            f"Signal column(s) {constant} are constant over the pool and carry no information."
+        )
+        warnings.warn(message, ConstantSignalWarning, stacklevel=2)
+        notes.append(message)
+    if items.n_labeled == items.n_pool and method != "naive":
+        message = (
+            f"Every one of the {items.n_pool} items is labeled, so the cheap signals cannot add "
+            f"information: {method} reduces to the naive local mean there."
+        )
+        warnings.warn(message, FullyLabeledWarning, stacklevel=2)
+        notes.append(message)
+    labeled = LabeledSet.from_table(items)
+    fit, naive, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
+    params: dict[str, Any] = {
+        "bandwidth": ctx.locality.bandwidth.tolist(),
+        "kind": ctx.locality.kind,
+    }
+    return wrap_result(
+        ctx,
+        labeled,
+        fit,
+        naive,
+        method=method,
+        target=target,
+        level=level,
+        params=params,
+        notes=[*notes, *fit_notes],
+    )

@@ -1,0 +1,1 @@
+"""Data layer: the validated item table, file readers, sampling designs."""

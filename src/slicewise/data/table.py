@@ -1,0 +1,343 @@
+"""The item table: one row per pool item, validated once at the public boundary.
+
+A table holds the profile covariate Z (continuous in R^q, ordinal, or categorical), the cheap
+signals S (K >= 0 numeric columns observed on every item) and the gold label Y in [0, 1], missing on
+unlabeled items; the labeled set L is where Y is present. After :func:`make_table` every array is
+clean, so estimators never re-check their input.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._typing import KINDS, BoolArray, FloatArray, IntArray, Kind, ObjectArray
+from .._validation import check_choice
+from .files import read_table
+
+#: Integer-valued numeric profiles with at most this many distinct values are read as ordinal
+#: when ``kind`` is not given.
+ORDINAL_MAX_LEVELS = 20
+
+
+@dataclass(frozen=True, eq=False)
+class ItemTable:
+    """A validated item table (arrays only; no reference to the source frame).
+
+    Attributes
+    ----------
+    z : ndarray of shape (M, q)
+        Profile values. For categorical profiles, integer codes into :attr:`levels` (q = 1); for
+        ordinal profiles given as an ordered categorical, the category codes.
+    kind : {'continuous', 'ordinal', 'categorical'}
+    z_names : tuple of str
+    levels : ndarray of object or None
+        Display labels of the categorical or ordered-categorical levels, indexed by code.
+    signals : ndarray of shape (M, K)
+        Raw cheap signals (finite).
+    signal_names : tuple of str
+    label : ndarray of shape (M,)
+        Gold labels in [0, 1]; NaN marks an unlabeled item.
+    label_name : str
+    ids : ndarray of object or None
+    """
+
+    z: FloatArray
+    kind: Kind
+    z_names: tuple[str, ...]
+    levels: ObjectArray | None
+    signals: FloatArray
+    signal_names: tuple[str, ...]
+    label: FloatArray
+    label_name: str
+    ids: ObjectArray | None = None
+
+    def __post_init__(self) -> None:
+        for array in (self.z, self.signals, self.label):
+            array.setflags(write=False)
+
+    @property
+    def n_pool(self) -> int:
+        """M, the number of pool items."""
+        return int(self.label.shape[0])
+
+    @property
+    def labeled(self) -> BoolArray:
+        """Boolean mask of the labeled set L."""
+        return ~np.isnan(self.label)
+
+    @property
+    def labeled_index(self) -> IntArray:
+        """Positions of the labeled items, in table order."""
+        return np.flatnonzero(self.labeled)
+
+    @property
+    def n_labeled(self) -> int:
+        """n = |L|."""
+        return int(self.labeled.sum())
+
+    def with_labels(self, label: FloatArray) -> ItemTable:
+        """The same pool with another label vector (used by studies that mask a full table)."""
+        return ItemTable(
+            z=self.z,
+            kind=self.kind,
+            z_names=self.z_names,
+            levels=self.levels,
+            signals=self.signals,
+            signal_names=self.signal_names,
+            label=np.asarray(label, dtype=np.float64),
+            label_name=self.label_name,
+            ids=self.ids,
+        )
+
+
+def _as_list(value: str | Sequence[str] | None, *, name: str, func: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    items = list(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"The '{name}' parameter of {func} must be a column name or a list of column "
+                f"names. Got {item!r} in it."
+            )
+    return items
+
+
+def _preview(values: Sequence[object], limit: int = 5) -> str:
+    shown = ", ".join(repr(v) for v in list(values)[:limit])
+    return shown + (", ..." if len(values) > limit else "")
+
+
+def _check_columns(frame: pd.DataFrame, columns: Sequence[str], *, name: str, func: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"The '{name}' parameter of {func} names column(s) {_preview(missing)} that are not in "
+            f"the table. Available columns: {_preview(list(frame.columns), 30)}."
+        )
+
+
+def _numeric(series: pd.Series, *, role: str) -> FloatArray:
+    """Convert a column to float64, raising on non-numeric entries."""
+    if isinstance(series.dtype, pd.CategoricalDtype) or series.dtype == object:
+        converted = pd.to_numeric(series, errors="coerce")
+        bad = converted.isna() & series.notna()
+        if bad.any():
+            examples = _preview(series[bad].unique().tolist())
+            raise ValueError(
+                f"{role} column '{series.name}' has {int(bad.sum())} non-numeric values "
+                f"(e.g. {examples}); it must be numeric."
+            )
+        series = converted
+    if not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)):
+        raise ValueError(
+            f"{role} column '{series.name}' has dtype {series.dtype}; it must be numeric."
+        )
+    return np.asarray(series.astype("float64"), dtype=np.float64)
+
+
+def _infer_kind(series: pd.Series) -> Kind:
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return "ordinal" if series.cat.ordered else "categorical"
+    if pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series):
+        return "categorical"
+    values = np.asarray(series, dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    if (
+        finite.size
+        and np.all(finite == np.round(finite))
+        and np.unique(finite).size <= ORDINAL_MAX_LEVELS
+    ):
+        return "ordinal"
+    return "continuous"
+
+
+def _profile_columns(
+    frame: pd.DataFrame, z_cols: list[str], kind: Kind | None, func: str
+) -> tuple[FloatArray, Kind, ObjectArray | None]:
+    for col in z_cols:
+        n_missing = int(frame[col].isna().sum())
+        if n_missing:
+            raise ValueError(
+                f"`z` column '{col}' has {n_missing} missing values; profile covariates must be "
+                f"observed on every item."
+            )
+    if kind is None:
+        kinds = {_infer_kind(frame[c]) for c in z_cols}
+        if len(z_cols) > 1:
+            kind = "continuous"
+            if kinds != {"continuous"} and kinds != {"continuous", "ordinal"}:
+                raise ValueError(
+                    f"`z` columns {z_cols} mix non-numeric columns with others; a profile over "
+                    "several columns must be continuous (numeric). Pass kind= explicitly."
+                )
+        else:
+            kind = kinds.pop()
+    kind = check_choice(kind, KINDS, name="kind", func=func)
+    if kind != "continuous" and len(z_cols) > 1:
+        raise ValueError(
+            f"The 'kind' parameter of {func} is {kind!r}, but {len(z_cols)} `z` columns were "
+            f"given ({z_cols}); only continuous profiles may have several dimensions."
+        )
+    if kind == "categorical":
+        codes, uniques = pd.factorize(frame[z_cols[0]], sort=True)
+        levels = np.asarray(uniques, dtype=object)
+        return codes.astype(np.float64).reshape(-1, 1), kind, levels
+    if kind == "ordinal" and isinstance(frame[z_cols[0]].dtype, pd.CategoricalDtype):
+        series = frame[z_cols[0]]
+        if not series.cat.ordered:
+            raise ValueError(
+                f"`z` column '{z_cols[0]}' is an unordered categorical; an ordinal profile needs "
+                "numeric levels or an ordered categorical (or use kind='categorical')."
+            )
+        levels = np.asarray(series.cat.categories, dtype=object)
+        codes_f = np.asarray(series.cat.codes, dtype=np.float64).reshape(-1, 1)
+        return codes_f, kind, levels
+    columns = [_numeric(frame[c], role="`z`") for c in z_cols]
+    z = np.column_stack(columns)
+    bad = ~np.isfinite(z)
+    if bad.any():
+        col = z_cols[int(np.flatnonzero(bad.any(axis=0))[0])]
+        raise ValueError(
+            f"`z` column '{col}' has {int(bad.sum())} non-finite values; profile covariates must "
+            "be finite numbers."
+        )
+    return z, kind, None
+
+
+def make_table(
+    data: pd.DataFrame | str | os.PathLike[str],
+    *,
+    z: str | Sequence[str],
+    signals: str | Sequence[str] | None,
+    label: str,
+    kind: Kind | None = None,
+    id: str | None = None,
+    func: str = "profile",
+) -> ItemTable:
+    """Validate an item table once, at the boundary.
+
+    Parameters
+    ----------
+    data : DataFrame or path
+        One row per pool item; a path to a CSV, Parquet or JSON Lines file is read first.
+    z : str or list of str
+        Profile column(s). Several columns make a continuous profile in R^q.
+    signals : str, list of str or None
+        Cheap-signal columns: numeric and finite on every row (booleans become 0/1).
+    label : str
+        Gold label column: values in [0, 1]; missing values mark unlabeled items.
+    kind : {'continuous', 'ordinal', 'categorical'}, optional
+        How to localise in Z. Inferred when omitted: non-numeric or unordered categorical columns
+        are categorical, ordered categoricals and integer columns with at most 20 distinct values
+        are ordinal, other numeric columns are continuous.
+    id : str, optional
+        Item id column; ids must be unique.
+    func : str
+        Name of the calling public function, used in error messages.
+
+    Returns
+    -------
+    ItemTable
+
+    Raises
+    ------
+    ValueError
+        On a missing column, a missing or non-finite Z, a non-numeric or non-finite signal, a label
+        outside [0, 1], no labeled rows, or duplicate ids; each message names the column, the rule
+        and the offending count.
+    """
+    frame = read_table(data) if isinstance(data, str | os.PathLike) else data
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(
+            f"The 'table' parameter of {func} must be a pandas DataFrame or a path to a CSV, "
+            f"Parquet or JSON Lines file. Got {type(data).__name__} instead."
+        )
+    z_cols = _as_list(z, name="z", func=func)
+    if not z_cols:
+        raise ValueError(f"The 'z' parameter of {func} must name at least one column.")
+    s_cols = _as_list(signals, name="signals", func=func)
+    if not isinstance(label, str):
+        raise TypeError(
+            f"The 'label' parameter of {func} must be a column name. Got {label!r} instead."
+        )
+    _check_columns(frame, z_cols, name="z", func=func)
+    _check_columns(frame, s_cols, name="signals", func=func)
+    _check_columns(frame, [label], name="label", func=func)
+    duplicated = sorted({c for c in s_cols if s_cols.count(c) > 1})
+    if duplicated:
+        raise ValueError(
+            f"The 'signals' parameter of {func} lists column(s) {_preview(duplicated)} more than "
+            "once; each signal must appear once."
+        )
+    if label in s_cols:
+        raise ValueError(
+            f"The label column '{label}' is also listed in `signals`; a gold label cannot be its "
+            "own cheap signal."
+        )
+    if len(frame) == 0:
+        raise ValueError(f"The table passed to {func} has no rows.")
+
+    z_values, kind_checked, levels = _profile_columns(frame, z_cols, kind, func)
+
+    signal_values = np.empty((len(frame), len(s_cols)), dtype=np.float64)
+    for j, col in enumerate(s_cols):
+        column = _numeric(frame[col], role="Signal")
+        bad = ~np.isfinite(column)
+        if bad.any():
+            raise ValueError(
+                f"Signal column '{col}' has {int(bad.sum())} missing or non-finite values; cheap "
+                "signals must be observed (finite) on every item."
+            )
+        signal_values[:, j] = column
+
+    label_values = _numeric(frame[label], role="Label")
+    present = ~np.isnan(label_values)
+    outside = present & ~((label_values >= 0.0) & (label_values <= 1.0))
+    if outside.any():
+        examples = _preview(np.unique(label_values[outside]).tolist())
+        raise ValueError(
+            f"Label column '{label}' has {int(outside.sum())} values outside [0, 1] (e.g. "
+            f"{examples}); gold labels must be binary or a score rescaled into [0, 1]."
+        )
+    if not present.any():
+        raise ValueError(
+            f"Label column '{label}' has no labeled rows (all {len(frame)} values are missing); "
+            "at least one gold label is needed."
+        )
+
+    ids = None
+    if id is not None:
+        _check_columns(frame, [id], name="id", func=func)
+        id_series = frame[id]
+        if id_series.isna().any():
+            raise ValueError(
+                f"Id column '{id}' has {int(id_series.isna().sum())} missing values; every item "
+                "needs an id."
+            )
+        dup = id_series[id_series.duplicated(keep=False)]
+        if len(dup):
+            raise ValueError(
+                f"Id column '{id}' has {dup.nunique()} duplicated ids (e.g. "
+                f"{_preview(dup.unique().tolist())}); ids must be unique."
+            )
+        ids = np.asarray(id_series, dtype=object)
+
+    return ItemTable(
+        z=z_values,
+        kind=kind_checked,
+        z_names=tuple(z_cols),
+        levels=levels,
+        signals=signal_values,
+        signal_names=tuple(s_cols),
+        label=label_values,
+        label_name=label,
+        ids=ids,
+    )

@@ -1,0 +1,1 @@
+"""Estimators: point estimates and their coefficients, built on local weighted sums."""

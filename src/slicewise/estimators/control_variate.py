@@ -1,0 +1,116 @@
+"""Centered control-variate profiles: naive, LACE and every fixed- or pooled-coefficient variant.
+
+All of them are one formula (LACE paper, Section 3.3):
+
+.. math::
+
+    \\hat\\theta(z) = \\bar Y_L(z) - c(z)^\\top\\{\\bar X_L(z) - \\bar X_T(z)\\}
+                    = \\sum_{i\\in L} w_{i,L}(z)\\{Y_i - c(z)^\\top X_i\\}
+                      + \\sum_{i\\in T} w_{i,T}(z)\\, c(z)^\\top X_i ,
+
+with features X (the standardised cheap signals, or predictions built from them) and a coefficient
+c(z) that only affects the variance, never the mean (Proposition 1: for any fixed c,
+E[Y - c^T{X - mu_X(z)} | Z = z] = theta(z)). Naive is c = 0. LACE uses the local ridge coefficient
+
+.. math::
+
+    \\hat\\beta(z) = \\{\\hat\\Sigma_{SS,T,b}(z) + \\lambda I\\}^{-1} \\hat\\Sigma_{SY,L,b}(z),
+
+with the signal covariance from the whole pool and the signal-label covariance from the labeled
+set, both at the nuisance bandwidth b (Section 3.3); with lambda = 0 the inverse is the
+Moore-Penrose pseudo-inverse, giving the minimum-norm solution of Proposition 1. Global CV is the
+same coefficient with b = infinity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._typing import FloatArray
+from ..moments.sums import LabeledMoments, PoolMoments
+
+#: Eigenvalues of the regularised signal covariance below this are treated as zero (pseudo-inverse).
+EIGEN_TOL = 1e-10
+
+
+@dataclass(frozen=True, eq=False)
+class CoefficientFit:
+    """A control-variate coefficient per grid point, with its effective degrees of freedom.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (G, p)
+        c(z) on the feature scale.
+    df, df2 : ndarray of shape (G,)
+        tr(H) and tr(H^2) for the ridge hat matrix H = (Sigma + lambda I)^+ Sigma of the fit; zero
+        for a coefficient that was not estimated from the labels (oracle, naive). Used by the
+        small-sample correction of the residual variance.
+    """
+
+    coef: FloatArray
+    df: FloatArray
+    df2: FloatArray
+
+    @classmethod
+    def fixed(cls, coef: FloatArray) -> CoefficientFit:
+        """A coefficient that does not depend on the labels (naive, oracle)."""
+        zeros = np.zeros(coef.shape[0])
+        return cls(coef=coef, df=zeros, df2=zeros)
+
+
+def ridge_coefficient(pool: PoolMoments, lab: LabeledMoments, ridge: float) -> CoefficientFit:
+    """Local ridge control-variate coefficient (LACE paper, Section 3.3).
+
+    .. math::
+
+        \\hat\\beta(z) = \\{\\hat\\Sigma_{XX,T,b}(z) + \\lambda I\\}^{+}\\,\\hat\\Sigma_{XY,L,b}(z)
+
+    computed by an eigendecomposition of the pool covariance, so that a signal that is constant
+    inside a neighbourhood (a zero eigenvalue) never breaks the solve. Grid points whose
+    b-neighbourhood has no labeled or no pool mass get a zero coefficient (naive there).
+
+    Returns
+    -------
+    CoefficientFit
+        With df = sum d_j / (d_j + lambda) and df2 = sum {d_j / (d_j + lambda)}^2 over the
+        eigenvalues d_j of the pool covariance.
+    """
+    cov = pool.cov_b
+    g, p = cov.shape[0], cov.shape[1]
+    if p == 0:
+        return CoefficientFit.fixed(np.zeros((g, 0)))
+    cross = lab.cross_cov_b()
+    usable = (
+        (lab.mass_b > 0)
+        & (pool.mass_b > 0)
+        & np.all(np.isfinite(cross), axis=1)
+        & np.all(np.isfinite(cov), axis=(1, 2))
+    )
+    safe_cov = np.where(usable[:, None, None], cov, 0.0)
+    safe_cross = np.where(usable[:, None], cross, 0.0)
+    eigval, eigvec = np.linalg.eigh(safe_cov)
+    eigval = np.clip(eigval, 0.0, None)  # round-off can make a PSD matrix slightly indefinite
+    denom = eigval + ridge
+    scale = np.max(np.abs(denom), axis=1, keepdims=True)
+    keep = denom > EIGEN_TOL * np.maximum(scale, 1.0)
+    inv = np.where(keep, 1.0 / np.where(keep, denom, 1.0), 0.0)
+    rotated = np.einsum("gji,gj->gi", eigvec, safe_cross)
+    coef = np.einsum("gij,gj->gi", eigvec, inv * rotated)
+    hat = np.where(keep, eigval * inv, 0.0)
+    return CoefficientFit(coef=coef, df=hat.sum(axis=1), df2=(hat**2).sum(axis=1))
+
+
+def centered_estimate(pool: PoolMoments, lab: LabeledMoments, coef: FloatArray) -> FloatArray:
+    """theta_hat(z) = Ybar_L(z) - c(z)'(Xbar_L(z) - Xbar_T(z)); NaN where L has no mass."""
+    gap = lab.mean[:, 2:] - pool.mean
+    adjust = np.einsum("gp,gp->g", coef, np.where(np.isfinite(gap), gap, 0.0))
+    return np.asarray(lab.mean[:, 1] - adjust, dtype=np.float64)
+
+
+def residual_estimate(lab: LabeledMoments, coef: FloatArray) -> FloatArray:
+    """Ybar_L(z) - c(z)' Xbar_L(z): the labeled residual mean without the pool term."""
+    return np.asarray(
+        lab.mean[:, 1] - np.einsum("gp,gp->g", coef, lab.mean[:, 2:]), dtype=np.float64
+    )

@@ -1,0 +1,32 @@
+"""Typed warnings, so users can filter exactly what they mean to silence.
+
+Errors on bad input are plain :class:`ValueError` (or :class:`TypeError` for a wrong type), raised
+once at the public boundary with the parameter or column named, the rule stated and the offending
+value or count echoed.
+"""
+
+from __future__ import annotations
+
+
+class SlicewiseWarning(UserWarning):
+    """Base class of every warning slicewise emits."""
+
+
+class EmptyNeighbourhoodWarning(SlicewiseWarning):
+    """Some grid points have no labeled weight; their estimate is NaN."""
+
+
+class SparseNeighbourhoodWarning(SlicewiseWarning):
+    """Some grid points have too few labeled items for a variance estimate; their se is NaN."""
+
+
+class FullyLabeledWarning(SlicewiseWarning):
+    """Every pool item is labeled, so the cheap signals cannot help: LACE reduces to naive."""
+
+
+class ConstantSignalWarning(SlicewiseWarning):
+    """A signal column is constant over the whole pool and carries no information."""
+
+
+class BorrowedStrengthWarning(SlicewiseWarning):
+    """An estimate leans on strength borrowed from other grid points or domains."""

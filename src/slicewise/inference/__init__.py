@@ -1,0 +1,1 @@
+"""Inference layer: variances from each estimator's linear representation, and intervals."""

@@ -1,0 +1,1 @@
+"""Profile methods: each estimator of the LACE paper's comparison (and ours) behind one interface."""

@@ -1,0 +1,238 @@
+"""What every profile method shares: the pool context, the labeled set, options and the registry.
+
+A method is a function ``fit(ctx, labeled, options) -> MethodFit``. The :class:`PoolContext` holds
+everything that depends only on the pool (standardised signals, kernel matrices, pool-side local
+sums), computed once and reused across label draws, budgets and tuning values; the labeled side is
+small and recomputed per draw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._typing import BoolArray, FloatArray, IntArray, KernelMatrix
+from ..data.table import ItemTable
+from ..estimators.control_variate import CoefficientFit, centered_estimate
+from ..inference.variance import local_variance
+from ..locality.weights import Locality
+from ..moments.sums import LabeledMoments, PoolMoments
+
+
+def standardize(signals: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Standardise signals over the pool: (S - mean_T) / sd_T.
+
+    A column that is constant over the pool keeps scale 1 (it is centred to zero and carries no
+    information; the caller warns about it).
+
+    Returns
+    -------
+    features, mean, scale
+    """
+    mean = signals.mean(axis=0) if signals.shape[1] else np.zeros(0)
+    sd = signals.std(axis=0) if signals.shape[1] else np.zeros(0)
+    scale = np.where(sd > 0, sd, 1.0)
+    return (signals - mean) / scale, mean, scale
+
+
+@dataclass(frozen=True, eq=False)
+class PoolContext:
+    """Pool-side state of a profile problem, built once per pool.
+
+    Attributes
+    ----------
+    table : ItemTable
+        The validated pool (labels are not read from it by the methods; see :class:`LabeledSet`).
+    locality : Locality
+        Grid and locality rule (profile bandwidth h).
+    features : ndarray of shape (M, K)
+        Signals standardised over the pool.
+    signal_mean, signal_scale : ndarray of shape (K,)
+        The standardisation, to map coefficients back to raw signal units.
+    primary : int or None
+        Column of the primary judge signal, when one was named.
+    """
+
+    table: ItemTable
+    locality: Locality
+    features: FloatArray
+    signal_mean: FloatArray
+    signal_scale: FloatArray
+    primary: int | None = None
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def build(
+        cls, table: ItemTable, locality: Locality, *, primary: int | None = None
+    ) -> PoolContext:
+        """Standardise the signals and prepare the caches."""
+        features, mean, scale = standardize(table.signals)
+        return cls(
+            table=table,
+            locality=locality,
+            features=features,
+            signal_mean=mean,
+            signal_scale=scale,
+            primary=primary,
+        )
+
+    @property
+    def grid_size(self) -> int:
+        """G."""
+        return self.locality.size
+
+    @property
+    def n_pool(self) -> int:
+        """M."""
+        return self.table.n_pool
+
+    def kernel(self, scale: float = 1.0) -> KernelMatrix:
+        """Kernel matrix at ``scale`` times the profile bandwidth (``inf``: one global neighbourhood).
+
+        Cached, so every method and label draw shares one matrix per bandwidth.
+        """
+        key = ("kernel", float(scale))
+        if key not in self._cache:
+            bandwidth = None if scale == 1.0 else self.locality.bandwidth * scale
+            if self.locality.kind == "categorical" and scale != 1.0:
+                bandwidth = np.full(1, np.inf) if np.isinf(scale) else None
+            self._cache[key] = self.locality.kernel(self.table.z, bandwidth)
+        return self._cache[key]  # type: ignore[no-any-return]
+
+    def moments(
+        self,
+        name: str = "signals",
+        features: FloatArray | None = None,
+        *,
+        nuisance_scale: float = 1.0,
+    ) -> PoolMoments:
+        """Pool moments of a named feature matrix (default: the standardised signals).
+
+        ``nuisance_scale`` is b / h, the nuisance bandwidth as a multiple of the profile bandwidth.
+        Cached by (name, nuisance_scale); pass ``features`` the first time a new name is used.
+        """
+        key = ("moments", name, float(nuisance_scale))
+        if key not in self._cache:
+            x = self.features if features is None else features
+            kernel = self.kernel(1.0)
+            kernel_b = kernel if nuisance_scale == 1.0 else self.kernel(nuisance_scale)
+            self._cache[key] = PoolMoments.compute(kernel, x, kernel_b)
+        return self._cache[key]  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, eq=False)
+class LabeledSet:
+    """One labeled set L: pool positions and their gold labels."""
+
+    index: IntArray
+    y: FloatArray
+
+    @classmethod
+    def from_table(cls, table: ItemTable) -> LabeledSet:
+        """The items of ``table`` whose label is present."""
+        index = table.labeled_index
+        return cls(index=index, y=np.asarray(table.label[index], dtype=np.float64))
+
+    @property
+    def n(self) -> int:
+        """n = |L|."""
+        return int(self.index.size)
+
+
+@dataclass(frozen=True)
+class MethodOptions:
+    """Every tuning option of every method, explicit; each method reads the ones it documents."""
+
+    ridge: float = 0.3
+    nuisance_scale: float = 1.0
+    coef: FloatArray | Callable[[Any], Any] | None = None
+    logistic_c: float = 1.0
+    ppci_multiplier: float = 1.0
+    strata: int = 5
+    ppi_bandwidth_scale: float = 1.0
+    rng: np.random.Generator | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class MethodFit:
+    """What a method returns for one labeled set (before it is wrapped in a ProfileResult).
+
+    Attributes
+    ----------
+    estimate : ndarray of shape (G,)
+    var_pool, var_population : ndarray of shape (G,)
+        NaN where the method has no variance formula.
+    r2, gain : ndarray of shape (G,)
+        Estimated local R^2 and predicted gain (0 and 1 where not applicable).
+    borrowed : ndarray of bool, shape (G,)
+    params : dict
+        Tuning values used.
+    notes : tuple of str
+    """
+
+    estimate: FloatArray
+    var_pool: FloatArray
+    var_population: FloatArray
+    r2: FloatArray
+    gain: FloatArray
+    borrowed: BoolArray
+    params: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def linear_fit(
+    pool: PoolMoments,
+    lab: LabeledMoments,
+    coef: CoefficientFit,
+    *,
+    params: dict[str, Any] | None = None,
+    notes: tuple[str, ...] = (),
+) -> MethodFit:
+    """Estimate and variances of the centered control variate with coefficient ``coef``."""
+    variance = local_variance(pool, lab, coef)
+    return MethodFit(
+        estimate=centered_estimate(pool, lab, coef.coef),
+        var_pool=variance.pool,
+        var_population=variance.population,
+        r2=variance.r2,
+        gain=variance.gain,
+        borrowed=np.zeros(coef.coef.shape[0], dtype=bool),
+        params={} if params is None else params,
+        notes=notes,
+    )
+
+
+MethodFunction = Callable[[PoolContext, LabeledSet, MethodOptions], MethodFit]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A registered method.
+
+    Attributes
+    ----------
+    name : str
+    description : str
+        One line.
+    needs : tuple of str
+        What the method needs beyond gold labels: 'signals', 'primary' (a named primary judge
+        signal), 'coef' (a supplied coefficient), 'continuous' (a numeric profile).
+    tunable : str or None
+        Its tuning parameter for :func:`slicewise.select` (an option of :class:`MethodOptions`).
+    grid : tuple of float
+        The default cross-validation grid for that parameter (LACE paper, Appendix H.1).
+    variance : bool
+        Whether the method has a variance formula (otherwise se is NaN).
+    fit : callable
+    """
+
+    name: str
+    description: str
+    needs: tuple[str, ...]
+    tunable: str | None
+    grid: tuple[float, ...]
+    variance: bool
+    fit: MethodFunction

@@ -1,0 +1,1 @@
+"""Moments layer: local weighted sums over the pool and the labeled set."""

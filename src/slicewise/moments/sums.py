@@ -1,0 +1,261 @@
+"""Local weighted sums over the pool T and the labeled set L.
+
+Everything an estimator of the form
+
+.. math::
+
+    \\hat\\theta(z) = \\sum_{i \\in L} w_{i,L}(z)\\{Y_i - c(z)^\\top X_i\\}
+                    + \\sum_{i \\in T} w_{i,T}(z)\\, c(z)^\\top X_i
+
+needs is a weighted sum. The pool side (:class:`PoolMoments`) is computed once per pool and reused
+across label draws; the labeled side (:class:`LabeledMoments`) holds, for the augmented row
+:math:`\\tilde x_i = (1, Y_i, X_i)`, the first moments and the second-moment matrices under the
+weights w and w^2. Any residual variance :math:`\\sum_L w_i^2 (e_i - \\bar e)^2` with
+:math:`e_i = Y_i - c^\\top X_i` is then the quadratic form :math:`v^\\top Q v` with
+:math:`v = (-\\bar e, 1, -c)`, so no (items x grid) residual matrix is ever formed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._typing import FloatArray, IntArray, KernelMatrix
+
+
+def column_sums(kernel: KernelMatrix) -> FloatArray:
+    """Sum of each grid point's weights (the local kernel mass)."""
+    return np.asarray(kernel.sum(axis=0), dtype=np.float64).ravel()
+
+
+def square(kernel: KernelMatrix) -> KernelMatrix:
+    """Elementwise square of a dense or sparse kernel matrix."""
+    return multiply(kernel, kernel)
+
+
+def multiply(a: KernelMatrix, b: KernelMatrix) -> KernelMatrix:
+    """Elementwise product of two kernel matrices of the same shape (dense or sparse)."""
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return a * b
+    if isinstance(a, np.ndarray):
+        a, b = b, a
+    assert not isinstance(a, np.ndarray)
+    return sp.csr_array(a.multiply(b))
+
+
+def weighted_sums(kernel: KernelMatrix, values: FloatArray) -> FloatArray:
+    """``kernel.T @ values``: (G, p) unnormalised local sums of the columns of ``values``."""
+    out = kernel.T @ values
+    return np.asarray(out, dtype=np.float64)
+
+
+def take_rows(kernel: KernelMatrix, index: IntArray) -> KernelMatrix:
+    """The kernel rows of a subset of items (the labeled set)."""
+    if isinstance(kernel, np.ndarray):
+        return kernel[index]
+    return sp.csr_array(kernel[index])
+
+
+def outer_rows(x: FloatArray) -> FloatArray:
+    """Row-wise outer products, flattened: shape (n, d * d)."""
+    n, d = x.shape
+    return (x[:, :, None] * x[:, None, :]).reshape(n, d * d)
+
+
+def _safe_divide(num: FloatArray, den: FloatArray) -> FloatArray:
+    shape = (-1,) + (1,) * (num.ndim - 1)
+    den_b = den.reshape(shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(den_b > 0, num / np.where(den_b > 0, den_b, 1.0), np.nan)
+    return np.asarray(out, dtype=np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class PoolMoments:
+    """Pool-side local sums, computed once per pool, feature matrix and pair of bandwidths.
+
+    Attributes
+    ----------
+    kernel, kernel_b : KernelMatrix
+        Unnormalised weights (items x grid) at the profile bandwidth h and the nuisance
+        bandwidth b (the same object when b = h).
+    mass, mass_b : ndarray of shape (G,)
+        Kernel mass of the pool, sum_T k_i(z), at h and at b.
+    n_eff : ndarray of shape (G,)
+        Pool effective sample size 1 / sum_T w_{i,T}(z)^2.
+    mean : ndarray of shape (G, p)
+        Local pool means of the features at h, Xbar_T(z).
+    cov_b : ndarray of shape (G, p, p)
+        Local pool covariance of the features at b, Sigma_XX,T(z).
+    """
+
+    kernel: KernelMatrix
+    kernel_b: KernelMatrix
+    mass: FloatArray
+    mass_b: FloatArray
+    n_eff: FloatArray
+    mean: FloatArray
+    cov_b: FloatArray
+
+    @classmethod
+    def compute(
+        cls, kernel: KernelMatrix, features: FloatArray, kernel_b: KernelMatrix | None = None
+    ) -> PoolMoments:
+        """Compute the pool sums for ``features`` (shape (M, p))."""
+        kernel_b = kernel if kernel_b is None else kernel_b
+        mass = column_sums(kernel)
+        sq_mass = column_sums(square(kernel))
+        mean = _safe_divide(weighted_sums(kernel, features), mass)
+        mass_b = mass if kernel_b is kernel else column_sums(kernel_b)
+        p = features.shape[1]
+        mean_b = (
+            mean if kernel_b is kernel else _safe_divide(weighted_sums(kernel_b, features), mass_b)
+        )
+        if p:
+            rows, cols = np.triu_indices(p)
+            second = _safe_divide(
+                weighted_sums(kernel_b, features[:, rows] * features[:, cols]), mass_b
+            )
+            cov = np.empty((mass.size, p, p))
+            cov[:, rows, cols] = second
+            cov[:, cols, rows] = second
+            cov -= mean_b[:, :, None] * mean_b[:, None, :]
+        else:
+            cov = np.zeros((mass.size, 0, 0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            n_eff = np.where(sq_mass > 0, mass**2 / np.where(sq_mass > 0, sq_mass, 1.0), 0.0)
+        return cls(
+            kernel=kernel,
+            kernel_b=kernel_b,
+            mass=mass,
+            mass_b=mass_b,
+            n_eff=n_eff,
+            mean=mean,
+            cov_b=cov,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class LabeledMoments:
+    """Labeled-side local sums for one labeled set, on the augmented rows (1, Y, X).
+
+    Index 0 of the last axes is the constant, 1 is Y, 2: are the features X.
+
+    Attributes
+    ----------
+    mass, mass_b : ndarray of shape (G,)
+        Labeled kernel mass at h and at b.
+    mean : ndarray of shape (G, d)
+        Local labeled means (1, Ybar_L, Xbar_L) at h.
+    second : ndarray of shape (G, d, d)
+        sum_L w_i x_i x_i^T at h (first-power weights).
+    second_sq : ndarray of shape (G, d, d)
+        sum_L w_i^2 x_i x_i^T at h.
+    mean_b, second_b : ndarray
+        The same first and second moments at the nuisance bandwidth b.
+    sum_w2 : ndarray of shape (G,)
+        sum_L w_i^2 = 1 / n_eff_L.
+    sum_w2_wb : ndarray of shape (G,)
+        sum_L w_i^2 w^b_i, used by the degrees-of-freedom correction.
+    sum_wb2 : ndarray of shape (G,)
+        sum_L (w^b_i)^2.
+    """
+
+    mass: FloatArray
+    mass_b: FloatArray
+    mean: FloatArray
+    second: FloatArray
+    second_sq: FloatArray
+    mean_b: FloatArray
+    second_b: FloatArray
+    sum_w2: FloatArray
+    sum_w2_wb: FloatArray
+    sum_wb2: FloatArray
+
+    @property
+    def n_eff(self) -> FloatArray:
+        """Labeled effective sample size 1 / sum_L w_{i,L}(z)^2 (0 where there is no mass)."""
+        with np.errstate(divide="ignore"):
+            return np.where(self.sum_w2 > 0, 1.0 / np.where(self.sum_w2 > 0, self.sum_w2, 1), 0.0)
+
+    @classmethod
+    def compute(
+        cls, pool: PoolMoments, index: IntArray, label: FloatArray, features: FloatArray
+    ) -> LabeledMoments:
+        """Labeled sums for items ``index`` with labels ``label`` and pool ``features`` rows.
+
+        ``features`` is the full (M, p) pool feature matrix; only the rows in ``index`` are read.
+        """
+        k = take_rows(pool.kernel, index)
+        kb = k if pool.kernel_b is pool.kernel else take_rows(pool.kernel_b, index)
+        return cls.from_rows(k, kb, label, features[index])
+
+    @classmethod
+    def from_rows(
+        cls, k: KernelMatrix, kb: KernelMatrix, label: FloatArray, x: FloatArray
+    ) -> LabeledMoments:
+        """Labeled sums from the labeled kernel rows (at h and at b), labels and features."""
+        n = label.shape[0]
+        aug = np.column_stack([np.ones(n), label, x])
+        d = aug.shape[1]
+        outer = outer_rows(aug)
+        k_sq = square(k)
+        mass = column_sums(k)
+        mass_sq = column_sums(k_sq)
+        first = weighted_sums(k, aug)
+        second = weighted_sums(k, outer).reshape(-1, d, d)
+        second_sq = weighted_sums(k_sq, outer).reshape(-1, d, d)
+        if kb is k:
+            mass_b, first_b, second_b = mass, first, second
+            cross = weighted_sums(multiply(k_sq, k), aug[:, :1])
+            sum_wb2_raw = mass_sq
+        else:
+            mass_b = column_sums(kb)
+            first_b = weighted_sums(kb, aug)
+            second_b = weighted_sums(kb, outer).reshape(-1, d, d)
+            cross = weighted_sums(multiply(k_sq, kb), aug[:, :1])
+            sum_wb2_raw = column_sums(square(kb))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sum_w2 = np.where(mass > 0, mass_sq / np.where(mass > 0, mass, 1.0) ** 2, 0.0)
+            sum_w2_wb = np.where(
+                (mass > 0) & (mass_b > 0),
+                cross[:, 0]
+                / (np.where(mass > 0, mass, 1.0) ** 2 * np.where(mass_b > 0, mass_b, 1)),
+                0.0,
+            )
+            sum_wb2 = np.where(
+                mass_b > 0, sum_wb2_raw / np.where(mass_b > 0, mass_b, 1.0) ** 2, 0.0
+            )
+        return cls(
+            mass=mass,
+            mass_b=mass_b,
+            mean=_safe_divide(first, mass),
+            second=_safe_divide(second, mass),
+            second_sq=_safe_divide(second_sq, mass**2),
+            mean_b=_safe_divide(first_b, mass_b),
+            second_b=_safe_divide(second_b, mass_b),
+            sum_w2=sum_w2,
+            sum_w2_wb=sum_w2_wb,
+            sum_wb2=sum_wb2,
+        )
+
+    def cross_cov_b(self) -> FloatArray:
+        """Local labeled covariance of the features with Y at b, Sigma_XY,L(z): shape (G, p)."""
+        return self.second_b[:, 2:, 1] - self.mean_b[:, 2:] * self.mean_b[:, 1:2]
+
+    def quadratic(self, coef: FloatArray, *, squared: bool) -> FloatArray:
+        """sum_L w_i^(1 or 2) (e_i - ebar)^2 for residuals e_i = Y_i - coef(z)' X_i, per grid point.
+
+        Parameters
+        ----------
+        coef : ndarray of shape (G, p)
+        squared : bool
+            Use the w^2 weights (variance of the weighted mean) instead of w (local variance).
+        """
+        g = self.mean.shape[0]
+        ebar = self.mean[:, 1] - np.einsum("gp,gp->g", coef, self.mean[:, 2:])
+        v = np.column_stack([-ebar, np.ones(g), -coef])
+        moment = self.second_sq if squared else self.second
+        return np.asarray(np.einsum("gi,gij,gj->g", v, moment, v), dtype=np.float64)

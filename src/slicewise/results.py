@@ -1,0 +1,210 @@
+"""Frozen result objects shared by every estimator: one way to ask each question."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ._typing import BoolArray, FloatArray, ObjectArray
+from ._validation import check_level
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+
+class ConfidenceInterval(NamedTuple):
+    """Pointwise interval bounds, arrays of the result's shape."""
+
+    low: FloatArray
+    high: FloatArray
+
+
+def normal_interval(estimate: FloatArray, se: FloatArray, level: float) -> ConfidenceInterval:
+    """Wald interval estimate +/- z_{(1+level)/2} se."""
+    half = stats.norm.ppf(0.5 + level / 2.0) * se
+    return ConfidenceInterval(low=estimate - half, high=estimate + half)
+
+
+def _frozen(array: object, dtype: Any = np.float64) -> Any:
+    out = np.array(array, dtype=dtype, copy=True)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class ProfileResult:
+    """An estimated profile theta(z) on a grid, with its uncertainty and diagnostics.
+
+    Attributes
+    ----------
+    z : ndarray of object, shape (G,) or (G, q)
+        Grid points as the user sees them (numbers, ordinal levels or category names).
+    estimate, se : ndarray of shape (G,)
+        Point estimate and standard error for :attr:`target` (se is NaN where a method has no
+        variance formula or the neighbourhood is too small; see the method's documentation).
+    method : str
+    target : {'pool', 'population'}
+    level : float
+        Default confidence level of :meth:`ci` and :meth:`to_frame`.
+    naive_estimate, naive_se : ndarray of shape (G,)
+        The labels-only local mean on the same labeled set and grid, for comparison.
+    n_labeled_eff, n_pool_eff : ndarray of shape (G,)
+        Effective sample sizes 1 / sum w^2 of the labeled set and of the pool.
+    labeled_mass : ndarray of shape (G,)
+        Local labeled fraction of the kernel mass, sum_L k_i(z) / sum_T k_i(z).
+    r2, gain : ndarray of shape (G,)
+        Estimated local R^2(z) of the adjustment and predicted gain 1 / (1 - (1 - pi) R^2).
+    n_equivalent : ndarray of shape (G,)
+        Gold labels the labels-only smoother would need for the same precision at z
+        (n_labeled_eff x gain).
+    borrowed : ndarray of bool, shape (G,)
+        True where the estimate leans on strength borrowed from other grid points or domains.
+    z_names : tuple of str
+    kind : str
+    n_labeled, n_pool : int
+    params : mapping
+        Tuning values actually used (bandwidths, ridge, ...).
+    notes : tuple of str
+        Human-readable remarks (choices made automatically and why, warnings).
+    """
+
+    z: ObjectArray
+    estimate: FloatArray
+    se: FloatArray
+    method: str
+    target: str
+    level: float
+    naive_estimate: FloatArray
+    naive_se: FloatArray
+    n_labeled_eff: FloatArray
+    n_pool_eff: FloatArray
+    labeled_mass: FloatArray
+    r2: FloatArray
+    gain: FloatArray
+    n_equivalent: FloatArray
+    borrowed: BoolArray
+    z_names: tuple[str, ...]
+    kind: str
+    n_labeled: int
+    n_pool: int
+    params: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in (
+            "estimate",
+            "se",
+            "naive_estimate",
+            "naive_se",
+            "n_labeled_eff",
+            "n_pool_eff",
+            "labeled_mass",
+            "r2",
+            "gain",
+            "n_equivalent",
+        ):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        object.__setattr__(self, "borrowed", _frozen(self.borrowed, dtype=bool))
+        object.__setattr__(self, "z", _frozen(self.z, dtype=object))
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        check_level(self.level, func="ProfileResult")
+
+    @property
+    def size(self) -> int:
+        """G, the number of grid points."""
+        return int(self.estimate.shape[0])
+
+    def ci(self, level: float | None = None) -> ConfidenceInterval:
+        """Pointwise normal intervals at ``level`` (default: the result's own level)."""
+        lvl = self.level if level is None else check_level(level, func="ProfileResult.ci")
+        return normal_interval(self.estimate, self.se, lvl)
+
+    def with_level(self, level: float) -> ProfileResult:
+        """The same result reporting intervals at another level (a new object)."""
+        return dataclasses.replace(self, level=check_level(level, func="with_level"))
+
+    def _z_columns(self) -> dict[str, Any]:
+        if self.z.ndim == 1:
+            return {"z": self.z}
+        return {name: self.z[:, d] for d, name in enumerate(self.z_names)}
+
+    def to_frame(self, level: float | None = None) -> pd.DataFrame:
+        """Tidy table: one row per grid point.
+
+        Columns: z (or one column per profile dimension), estimate, se, lower, upper,
+        naive_estimate, naive_se, n_labeled_eff, n_pool_eff, labeled_mass, r2, gain,
+        n_equivalent, borrowed.
+        """
+        interval = self.ci(level)
+        frame = pd.DataFrame(self._z_columns())
+        frame["estimate"] = self.estimate
+        frame["se"] = self.se
+        frame["lower"] = interval.low
+        frame["upper"] = interval.high
+        frame["naive_estimate"] = self.naive_estimate
+        frame["naive_se"] = self.naive_se
+        frame["n_labeled_eff"] = self.n_labeled_eff
+        frame["n_pool_eff"] = self.n_pool_eff
+        frame["labeled_mass"] = self.labeled_mass
+        frame["r2"] = self.r2
+        frame["gain"] = self.gain
+        frame["n_equivalent"] = self.n_equivalent
+        frame["borrowed"] = self.borrowed
+        return frame
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready description (method, target, level, sizes, params, notes)."""
+        return {
+            "method": self.method,
+            "target": self.target,
+            "level": self.level,
+            "kind": self.kind,
+            "z": list(self.z_names),
+            "n_labeled": self.n_labeled,
+            "n_pool": self.n_pool,
+            "params": {k: _jsonable(v) for k, v in self.params.items()},
+            "notes": list(self.notes),
+        }
+
+    def plot(
+        self,
+        ax: Axes | None = None,
+        *,
+        naive: bool = False,
+        truth: FloatArray | None = None,
+        level: float | None = None,
+    ) -> Axes:
+        """Draw the profile with its pointwise band (needs matplotlib: ``slicewise[plot]``).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        naive : bool
+            Also draw the labels-only profile with its band.
+        truth : array of shape (G,), optional
+            A known profile to overlay (simulations, fully labeled tables).
+        level : float, optional
+            Interval level (default: the result's own).
+        """
+        from .reports.plot import plot_profile
+
+        return plot_profile(self, ax=ax, naive=naive, truth=truth, level=level)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
