@@ -40,12 +40,8 @@ def check_level(level: object, *, func: str, name: str = "level") -> float:
     return value
 
 
-def check_nonnegative(
-    value: object, *, name: str, func: str, strict: bool = False, allow_none: bool = False
-) -> float | None:
-    """A finite float >= 0 (> 0 when ``strict``); ``None`` passes through when allowed."""
-    if value is None and allow_none:
-        return None
+def check_nonnegative(value: object, *, name: str, func: str, strict: bool = False) -> float:
+    """A finite float >= 0 (> 0 when ``strict``)."""
     rule = "> 0" if strict else ">= 0"
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
         raise TypeError(

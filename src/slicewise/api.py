@@ -12,7 +12,13 @@ import numpy as np
 import pandas as pd
 
 from ._typing import TARGETS, FloatArray, Kind, Target
-from ._validation import check_choice, check_level, check_nonnegative, check_rng
+from ._validation import (
+    check_choice,
+    check_level,
+    check_nonnegative,
+    check_positive_int,
+    check_rng,
+)
 from .data.table import ItemTable, make_table
 from .exceptions import (
     ConstantSignalWarning,
@@ -177,6 +183,10 @@ def profile(
     ridge: float = 0.3,
     primary: str | None = None,
     coef: FloatArray | Callable[[Any], Any] | None = None,
+    C: float = 1.0,
+    strata: int = 5,
+    ppci_multiplier: float = 1.0,
+    ppi_bandwidth_scale: float = 1.0,
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
@@ -213,6 +223,15 @@ def profile(
         The primary judge signal (methods that use one signal).
     coef : array or callable, optional
         Supplied coefficient beta(z) in raw signal units for ``method='lace_oracle'``.
+    C : float, default 1
+        Inverse L2 regularisation of the logistic predictors (plug-in, augmented plug-in, scalar
+        prediction CV, PPCI and StratPPI composites), on standardised covariates.
+    strata : int, default 5
+        Number of equal-width strata in Z for ``method='strat_ppi'``.
+    ppci_multiplier : float, default 1
+        Multiplier of the L-curve Tikhonov parameter for ``method='ppci'``.
+    ppi_bandwidth_scale : float, default 1
+        Local-linear bandwidth of ``method='local_ppi'`` as a multiple of h.
     level : float, default 0.95
         Confidence level of the reported intervals.
     target : {'pool', 'population'}, default 'pool'
@@ -257,7 +276,6 @@ def profile(
     target = check_choice(target, TARGETS, name="target", func=FUNC)
     level = check_level(level, func=FUNC)
     ridge_value = check_nonnegative(ridge, name="ridge", func=FUNC)
-    assert ridge_value is not None
     scale = float(nuisance_scale) if isinstance(nuisance_scale, int | float) else math.nan
     if not (scale >= 1.0):
         raise ValueError(
@@ -267,7 +285,21 @@ def profile(
     generator = check_rng(rng, func=FUNC)
     items = make_table(table, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
     ctx = build_context(items, grid=grid, bandwidth=bandwidth, primary=primary)
-    options = MethodOptions(ridge=ridge_value, nuisance_scale=scale, coef=coef, rng=generator)
+    c_value = check_nonnegative(C, name="C", func=FUNC, strict=True)
+    multiplier = check_nonnegative(ppci_multiplier, name="ppci_multiplier", func=FUNC, strict=True)
+    ppi_scale = check_nonnegative(
+        ppi_bandwidth_scale, name="ppi_bandwidth_scale", func=FUNC, strict=True
+    )
+    options = MethodOptions(
+        ridge=ridge_value,
+        nuisance_scale=scale,
+        coef=coef,
+        logistic_c=c_value,
+        ppci_multiplier=multiplier,
+        strata=check_positive_int(strata, name="strata", func=FUNC),
+        ppi_bandwidth_scale=ppi_scale,
+        rng=generator,
+    )
     check_method_needs(ctx, method, options)
 
     notes: list[str] = []
