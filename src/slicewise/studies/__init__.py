@@ -1,0 +1,1 @@
+"""Studies: matched-split relative-efficiency studies and the paper's simulation designs."""
