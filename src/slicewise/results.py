@@ -130,10 +130,11 @@ class ProfileResult:
         """The same result reporting intervals at another level (a new object)."""
         return dataclasses.replace(self, level=check_level(level, func="with_level"))
 
-    def _z_columns(self) -> dict[str, Any]:
+    def z_frame(self) -> pd.DataFrame:
+        """The grid as a frame: one column ``z``, or one column per profile dimension."""
         if self.z.ndim == 1:
-            return {"z": self.z}
-        return {name: self.z[:, d] for d, name in enumerate(self.z_names)}
+            return pd.DataFrame({"z": self.z})
+        return pd.DataFrame({name: self.z[:, d] for d, name in enumerate(self.z_names)})
 
     def to_frame(self, level: float | None = None) -> pd.DataFrame:
         """Tidy table: one row per grid point.
@@ -143,7 +144,7 @@ class ProfileResult:
         n_equivalent, borrowed.
         """
         interval = self.ci(level)
-        frame = pd.DataFrame(self._z_columns())
+        frame = self.z_frame()
         frame["estimate"] = self.estimate
         frame["se"] = self.se
         frame["lower"] = interval.low

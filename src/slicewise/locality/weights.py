@@ -94,13 +94,13 @@ class Locality:
         ``bandwidth`` overrides the rule's own (used for the nuisance bandwidth b); ``inf`` gives a
         single global neighbourhood (all weights one).
         """
+        if bandwidth is not None and np.all(np.isinf(bandwidth)):
+            return np.ones((z.shape[0], self.size))
         bw = (
             self.bandwidth
             if bandwidth is None
             else np.broadcast_to(np.asarray(bandwidth, dtype=np.float64), self.bandwidth.shape)
         )
-        if bw.size and np.all(np.isinf(bw)):
-            return np.ones((z.shape[0], self.size))
         if self.kind == "continuous":
             return gaussian_kernel(z, self.grid, bw)
         if self.kind == "ordinal":

@@ -96,9 +96,12 @@ class PoolContext:
         """
         key = ("kernel", float(scale))
         if key not in self._cache:
-            bandwidth = None if scale == 1.0 else self.locality.bandwidth * scale
-            if self.locality.kind == "categorical" and scale != 1.0:
-                bandwidth = np.full(1, np.inf) if np.isinf(scale) else None
+            if np.isinf(scale):
+                bandwidth: FloatArray | None = np.full(1, np.inf)
+            elif scale == 1.0 or self.locality.kind == "categorical":
+                bandwidth = None
+            else:
+                bandwidth = self.locality.bandwidth * scale
             self._cache[key] = self.locality.kernel(self.table.z, bandwidth)
         return self._cache[key]  # type: ignore[no-any-return]
 

@@ -1,0 +1,230 @@
+"""The ``slicewise`` command line.
+
+Subcommands: ``profile`` (estimate a profile from an item table), ``methods`` (list the methods),
+``demo`` (run on the shipped AlpacaEval table). Errors are printed as one line naming the problem,
+with exit status 2; warnings are printed as ``warning: ...`` lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ._typing import Kind
+from .exceptions import SlicewiseWarning
+
+
+def _columns(text: str) -> list[str]:
+    cols = [c.strip() for c in text.split(",") if c.strip()]
+    if not cols:
+        raise argparse.ArgumentTypeError("expected one or more comma-separated column names")
+    return cols
+
+
+def _grid(text: str) -> int | list[float] | list[str]:
+    if text.isdigit():
+        return int(text)
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        return [float(p) for p in parts]
+    except ValueError:
+        return parts
+
+
+def _float_or_inf(text: str) -> float:
+    return float("inf") if text.lower() in {"inf", "infinity"} else float(text)
+
+
+def _add_profile_args(parser: argparse.ArgumentParser) -> None:
+    from .methods.registry import METHODS
+
+    parser.add_argument("items", help="item table: CSV, Parquet or JSON Lines")
+    parser.add_argument(
+        "--z", required=True, type=_columns, help="profile column(s), comma-separated"
+    )
+    parser.add_argument(
+        "--kind",
+        choices=["continuous", "ordinal", "categorical"],
+        default=None,
+        help="locality rule (default: inferred from the column type)",
+    )
+    parser.add_argument("--signals", type=_columns, default=None, help="cheap-signal columns")
+    parser.add_argument("--label", required=True, help="gold label column (missing = unlabeled)")
+    parser.add_argument(
+        "--method",
+        default="lace",
+        choices=sorted(METHODS),
+        metavar="NAME",
+        help="estimator (see `slicewise methods`; default lace)",
+    )
+    parser.add_argument(
+        "--grid",
+        type=_grid,
+        default=None,
+        help="number of grid points, or comma-separated points/levels",
+    )
+    parser.add_argument(
+        "--bandwidth",
+        type=float,
+        default=None,
+        help="profile bandwidth h (continuous) or b_ord (ordinal)",
+    )
+    parser.add_argument(
+        "--nuisance-scale",
+        type=_float_or_inf,
+        default=1.0,
+        help="nuisance bandwidth b as a multiple of h (inf: pooled coefficient)",
+    )
+    parser.add_argument("--ridge", type=float, default=0.3, help="ridge penalty lambda (0.3)")
+    parser.add_argument("--primary", default=None, help="primary judge signal column")
+    parser.add_argument("--C", dest="C", type=float, default=1.0, help="logistic C (1.0)")
+    parser.add_argument("--strata", type=int, default=5, help="strata of strat_ppi (5)")
+    parser.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
+    parser.add_argument("--target", choices=["pool", "population"], default="pool")
+    parser.add_argument("--id", dest="id_col", default=None, help="item id column")
+    parser.add_argument("--seed", type=int, default=None, help="seed for cross-fitting methods")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for profile.csv, profile.json and profile.png",
+    )
+
+
+def _run_profile(args: argparse.Namespace) -> int:
+    from .api import profile
+    from .reports.output import format_table, write_outputs
+
+    result = profile(
+        args.items,
+        z=args.z if len(args.z) > 1 else args.z[0],
+        signals=args.signals,
+        label=args.label,
+        kind=args.kind,
+        method=args.method,
+        grid=args.grid,
+        bandwidth=args.bandwidth,
+        nuisance_scale=args.nuisance_scale,
+        ridge=args.ridge,
+        primary=args.primary,
+        C=args.C,
+        strata=args.strata,
+        level=args.level,
+        target=args.target,
+        id=args.id_col,
+        rng=args.seed,
+    )
+    print(format_table(result))
+    _print_notes(result.notes)
+    if args.out is not None:
+        for path in write_outputs(result, args.out):
+            print(f"wrote {path}")
+    return 0
+
+
+def _print_notes(notes: Sequence[str]) -> None:
+    for note in notes:
+        print(f"note: {note}")
+
+
+def _run_methods(args: argparse.Namespace) -> int:
+    from .methods.registry import methods
+
+    frame = methods()
+    print(frame.to_string(index=False))
+    return 0
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from .api import profile
+    from .datasets import DEMO_SIGNALS, load_demo
+    from .reports.output import format_table, write_outputs
+
+    frame = load_demo()
+    n_lab = int(frame["gold"].notna().sum())
+    print(
+        "slicewise demo: AlpacaEval 2, candidate claude-2.1 (GPT-4-turbo judge preference over "
+        f"gpt4_1106_preview).\nGold labels on a random {n_lab} of {len(frame)} instructions; cheap "
+        "signals on all: five other models' preferences and the output length.\n"
+        "The full-pool truth is known here, so each profile is compared with it.\n"
+    )
+    runs: list[tuple[str, str, Kind]] = [
+        ("length", "log_instruction_len", "continuous"),
+        ("dataset", "dataset", "categorical"),
+    ]
+    for stem, z, kind in runs:
+        truth = profile(frame, z=z, label="truth", kind=kind, method="naive").estimate
+        for method in ("naive", "lace"):
+            result = profile(
+                frame, z=z, signals=DEMO_SIGNALS, label="gold", kind=kind, method=method
+            )
+            print(format_table(result, truth=truth))
+            _print_notes(result.notes)
+            finite = np.isfinite(result.estimate)
+            rmse = float(np.sqrt(np.mean((result.estimate[finite] - truth[finite]) ** 2)))
+            interval = result.ci()
+            covered = float(np.mean((interval.low <= truth) & (truth <= interval.high)))
+            print(
+                f"-> RMSE against the full-pool truth: {rmse:.4f}; "
+                f"{covered:.0%} of the grid points covered\n"
+            )
+            if method == "lace" and args.out is not None:
+                for path in write_outputs(result, Path(args.out) / stem, truth=truth):
+                    print(f"wrote {path}")
+                print()
+    return 0
+
+
+COMMANDS: dict[
+    str,
+    tuple[
+        str, Callable[[argparse.ArgumentParser], None] | None, Callable[[argparse.Namespace], int]
+    ],
+] = {
+    "profile": ("estimate a profile from an item table", _add_profile_args, _run_profile),
+    "methods": ("list the estimators", None, _run_methods),
+    "demo": ("run on the shipped AlpacaEval 2 table", None, _run_demo),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``slicewise`` command."""
+    parser = argparse.ArgumentParser(
+        prog="slicewise",
+        description="Model performance across a profile axis from a few gold labels and cheap signals.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_text, add_args, _) in COMMANDS.items():
+        child = sub.add_parser(name, help=help_text, description=help_text)
+        if add_args is not None:
+            add_args(child)
+        if name == "demo":
+            child.add_argument("--out", type=Path, default=None, help="directory for the outputs")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``slicewise`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _, _, run = COMMANDS[args.command]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SlicewiseWarning)
+        try:
+            status = run(args)
+        except (ValueError, TypeError, FileNotFoundError, ImportError) as err:
+            print(f"slicewise: error: {err}", file=sys.stderr)
+            return 2
+    for warning in caught:
+        if not issubclass(warning.category, SlicewiseWarning):
+            print(f"warning: {warning.message}", file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
