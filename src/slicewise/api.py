@@ -29,7 +29,7 @@ from .exceptions import (
 from .locality.weights import make_locality
 from .methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext
 from .methods.registry import METHODS
-from .moments.sums import column_sums, square, take_rows
+from .moments.sums import column_sums, square_column_sums, take_rows
 from .results import ProfileResult
 
 FUNC = "profile"
@@ -162,7 +162,7 @@ def _labeled_diagnostics(
     """Labeled effective sample size 1 / sum_L w^2 and labeled fraction of the kernel mass."""
     k = take_rows(ctx.kernel(1.0), labeled.index)
     mass = column_sums(k)
-    sq = column_sums(square(k))
+    sq = square_column_sums(k)
     with np.errstate(divide="ignore", invalid="ignore"):
         n_eff = np.where(sq > 0, mass**2 / np.where(sq > 0, sq, 1.0), 0.0)
         fraction = np.where(pool_mass > 0, mass / np.where(pool_mass > 0, pool_mass, 1.0), np.nan)

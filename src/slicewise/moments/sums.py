@@ -24,10 +24,33 @@ import scipy.sparse as sp
 
 from .._typing import FloatArray, IntArray, KernelMatrix
 
+#: Items per block when forming products of feature columns over a large pool.
+CHUNK = 1 << 16
+
 
 def column_sums(kernel: KernelMatrix) -> FloatArray:
     """Sum of each grid point's weights (the local kernel mass)."""
     return np.asarray(kernel.sum(axis=0), dtype=np.float64).ravel()
+
+
+def square_column_sums(kernel: KernelMatrix) -> FloatArray:
+    """sum_i k_i(z)^2 per grid point, without forming the squared matrix when dense."""
+    if isinstance(kernel, np.ndarray):
+        return np.asarray(np.einsum("ij,ij->j", kernel, kernel), dtype=np.float64)
+    return column_sums(square(kernel))
+
+
+def weighted_products(kernel: KernelMatrix, x: FloatArray) -> FloatArray:
+    """sum_i k_i(z) x_ij x_il for j <= l (upper triangle, row-major), shape (G, p(p+1)/2).
+
+    Works in blocks of :data:`CHUNK` items so that no (M x p^2) product matrix is formed.
+    """
+    rows, cols = np.triu_indices(x.shape[1])
+    out = np.zeros((kernel.shape[1], rows.size))
+    for start in range(0, x.shape[0], CHUNK):
+        block = x[start : start + CHUNK]
+        out += weighted_sums(kernel[start : start + CHUNK], block[:, rows] * block[:, cols])
+    return out
 
 
 def square(kernel: KernelMatrix) -> KernelMatrix:
@@ -106,7 +129,7 @@ class PoolMoments:
         """Compute the pool sums for ``features`` (shape (M, p))."""
         kernel_b = kernel if kernel_b is None else kernel_b
         mass = column_sums(kernel)
-        sq_mass = column_sums(square(kernel))
+        sq_mass = square_column_sums(kernel)
         mean = _safe_divide(weighted_sums(kernel, features), mass)
         mass_b = mass if kernel_b is kernel else column_sums(kernel_b)
         p = features.shape[1]
@@ -115,9 +138,7 @@ class PoolMoments:
         )
         if p:
             rows, cols = np.triu_indices(p)
-            second = _safe_divide(
-                weighted_sums(kernel_b, features[:, rows] * features[:, cols]), mass_b
-            )
+            second = _safe_divide(weighted_products(kernel_b, features), mass_b)
             cov = np.empty((mass.size, p, p))
             cov[:, rows, cols] = second
             cov[:, cols, rows] = second
@@ -216,7 +237,7 @@ class LabeledMoments:
             first_b = weighted_sums(kb, aug)
             second_b = weighted_sums(kb, outer).reshape(-1, d, d)
             cross = weighted_sums(multiply(k_sq, kb), aug[:, :1])
-            sum_wb2_raw = column_sums(square(kb))
+            sum_wb2_raw = square_column_sums(kb)
         with np.errstate(divide="ignore", invalid="ignore"):
             sum_w2 = np.where(mass > 0, mass_sq / np.where(mass > 0, mass, 1.0) ** 2, 0.0)
             sum_w2_wb = np.where(

@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): speed as ratios measured in one run, with peak memory."""

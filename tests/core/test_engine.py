@@ -1,0 +1,185 @@
+"""The vectorised engine agrees with a slow, obvious per-grid-point loop, and its invariances hold."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import slicewise as sw
+
+SIGNALS = ["s1", "s2", "s3"]
+
+
+def continuous_frame(m: int = 600, n: int = 150, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    z = rng.uniform(0, 1, m)
+    y = (rng.random(m) < 0.2 + 0.6 * z).astype(float)
+    data = pd.DataFrame(
+        {
+            "z": z,
+            "s1": 2 * y * z + rng.normal(0, 0.7, m),
+            "s2": y * (1 - z) + rng.normal(0, 0.5, m) + 3,
+            "s3": rng.exponential(2.0, m),
+            "y": y,
+        }
+    )
+    data.loc[rng.permutation(m)[n:], "y"] = np.nan
+    return data
+
+
+def slow_lace(
+    data: pd.DataFrame, grid: np.ndarray, h: float, b: float, ridge: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """LACE written out per grid point with explicit weights (no shared code with the engine)."""
+    z = data["z"].to_numpy()
+    s_raw = data[SIGNALS].to_numpy()
+    s = (s_raw - s_raw.mean(0)) / s_raw.std(0)
+    y = data["y"].to_numpy()
+    lab = ~np.isnan(y)
+    est, var_pool, var_pop = [], [], []
+    for point in grid:
+        k = np.exp(-0.5 * ((z - point) / h) ** 2)
+        kb = np.exp(-0.5 * ((z - point) / b) ** 2)
+        w_t = k / k.sum()
+        w_l = k[lab] / k[lab].sum()
+        wb_t = kb / kb.sum()
+        wb_l = kb[lab] / kb[lab].sum()
+        mean_b_t = wb_t @ s
+        sigma_ss = (s - mean_b_t).T @ np.diag(wb_t) @ (s - mean_b_t)
+        sl, yl = s[lab], y[lab]
+        sigma_sy = (sl - wb_l @ sl).T @ (wb_l * (yl - wb_l @ yl))
+        beta = np.linalg.solve(sigma_ss + ridge * np.eye(len(SIGNALS)), sigma_sy)
+        est.append(w_l @ yl - beta @ (w_l @ sl - w_t @ s))
+        e = yl - sl @ beta
+        hat = np.linalg.eigvalsh(sigma_ss)
+        hat = hat / (hat + ridge)
+        df, df2 = hat.sum(), (hat**2).sum()
+        a2 = (w_l**2).sum()
+        kappa = 1 / (1 - a2 - (2 * df * (w_l**2 * wb_l).sum() - df2 * a2 * (wb_l**2).sum()) / a2)
+        frac = k[lab].sum() / k.sum()
+        v_pool = (1 - frac) * kappa * (w_l**2 * (e - w_l @ e) ** 2).sum()
+        v_t = frac * (w_l**2 * (yl - w_l @ yl) ** 2).sum() / (1 - a2)
+        var_pool.append(v_pool)
+        var_pop.append(v_pool + v_t)
+    return np.array(est), np.array(var_pool), np.array(var_pop)
+
+
+@pytest.mark.parametrize(("b_scale", "ridge"), [(1.0, 0.3), (2.0, 0.0), (1.5, 3.0)])
+def test_engine_matches_slow_loop(b_scale: float, ridge: float) -> None:
+    data = continuous_frame()
+    grid = np.linspace(0.1, 0.9, 7)
+    h = 0.08
+    kwargs = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous", "grid": grid}
+    pool = sw.profile(data, bandwidth=h, nuisance_scale=b_scale, ridge=ridge, **kwargs)
+    pop = sw.profile(
+        data, bandwidth=h, nuisance_scale=b_scale, ridge=ridge, target="population", **kwargs
+    )
+    est, v_pool, v_pop = slow_lace(data, grid, h, h * b_scale, ridge)
+    np.testing.assert_allclose(pool.estimate, est, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(pool.se**2, v_pool, rtol=1e-8)
+    np.testing.assert_allclose(pop.se**2, v_pop, rtol=1e-8)
+
+
+def test_naive_matches_direct_weighted_mean_and_ratio_variance() -> None:
+    data = continuous_frame()
+    grid = np.linspace(0.1, 0.9, 5)
+    res = sw.profile(data, z="z", label="y", method="naive", grid=grid, bandwidth=0.1)
+    z, y = data["z"].to_numpy(), data["y"].to_numpy()
+    lab = ~np.isnan(y)
+    for g, point in enumerate(grid):
+        k = np.exp(-0.5 * ((z - point) / 0.1) ** 2)
+        w = k[lab] / k[lab].sum()
+        mean = w @ y[lab]
+        frac = k[lab].sum() / k.sum()
+        var = (1 - frac) * (w**2 * (y[lab] - mean) ** 2).sum() / (1 - (w**2).sum())
+        assert res.estimate[g] == pytest.approx(mean, rel=1e-12)
+        assert res.se[g] ** 2 == pytest.approx(var, rel=1e-10)
+        assert res.n_labeled_eff[g] == pytest.approx(1 / (w**2).sum(), rel=1e-10)
+
+
+def test_item_order_does_not_matter() -> None:
+    data = continuous_frame()
+    shuffled = data.sample(frac=1.0, random_state=3).reset_index(drop=True)
+    kwargs = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous"}
+    a = sw.profile(data, **kwargs)
+    b = sw.profile(shuffled, **kwargs)
+    np.testing.assert_allclose(a.estimate, b.estimate, rtol=1e-10)
+    np.testing.assert_allclose(a.se, b.se, rtol=1e-9)
+
+
+def test_affine_rescaling_of_a_signal_with_zero_ridge() -> None:
+    data = continuous_frame()
+    scaled = data.assign(s1=lambda f: -40.0 * f["s1"] + 7.0, s3=lambda f: 0.01 * f["s3"] - 2)
+    kwargs = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous", "ridge": 0.0}
+    a = sw.profile(data, **kwargs)
+    b = sw.profile(scaled, **kwargs)
+    np.testing.assert_allclose(a.estimate, b.estimate, rtol=1e-9)
+    np.testing.assert_allclose(a.se, b.se, rtol=1e-8)
+    # with a ridge, rescaling is absorbed by the pool standardisation: still invariant
+    c = sw.profile(data, **{**kwargs, "ridge": 0.3})
+    d = sw.profile(scaled, **{**kwargs, "ridge": 0.3})
+    np.testing.assert_allclose(c.estimate, d.estimate, rtol=1e-9)
+
+
+def test_adding_pure_noise_signal_leaves_the_mean_unchanged() -> None:
+    """Over label draws the estimate with an extra noise signal has the same mean (seeded)."""
+    rng = np.random.default_rng(7)
+    data = continuous_frame(m=1500, n=1500, seed=7)  # fully labeled pool
+    truth_y = data["y"].to_numpy()
+    data["noise"] = rng.normal(size=len(data))
+    grid = np.linspace(0.15, 0.85, 5)
+    kwargs = {"z": "z", "label": "y", "kind": "continuous", "grid": grid, "bandwidth": 0.1}
+    diffs = []
+    for _ in range(300):
+        masked = data.copy()
+        y = truth_y.copy()
+        y[rng.permutation(len(y))[300:]] = np.nan
+        masked["y"] = y
+        with_noise = sw.profile(masked, signals=[*SIGNALS, "noise"], **kwargs)
+        without = sw.profile(masked, signals=SIGNALS, **kwargs)
+        diffs.append(with_noise.estimate - without.estimate)
+    diffs_arr = np.array(diffs)
+    z_stat = diffs_arr.mean(0) / (diffs_arr.std(0, ddof=1) / np.sqrt(len(diffs_arr)))
+    assert np.all(np.abs(z_stat) < 3.5), z_stat
+
+
+def test_ci_level_and_frozen_result() -> None:
+    res = sw.profile(continuous_frame(), z="z", signals=SIGNALS, label="y", kind="continuous")
+    low90, high90 = res.ci(0.90)
+    low95, high95 = res.ci()
+    assert np.all(high90 - low90 < high95 - low95)
+    np.testing.assert_allclose((high95 - low95) / (2 * res.se), 1.959963984540054, rtol=1e-9)
+    with pytest.raises(ValueError, match="read-only"):
+        res.estimate[0] = 1.0
+    frame = res.with_level(0.8).to_frame()
+    required = {"z", "estimate", "se", "lower", "upper", "n_labeled_eff", "r2", "gain"}
+    assert required <= set(frame.columns)
+    np.testing.assert_allclose(frame["upper"] - frame["lower"], 2 * 1.2815515655446004 * res.se)
+    np.testing.assert_allclose(frame["n_equivalent"], res.n_labeled_eff * res.gain)
+
+
+def test_multidimensional_profile_uses_product_kernel() -> None:
+    rng = np.random.default_rng(5)
+    m = 800
+    data = pd.DataFrame({"a": rng.uniform(0, 1, m), "b": rng.uniform(0, 1, m)})
+    data["y"] = (rng.random(m) < 0.3 + 0.4 * data["a"] * data["b"]).astype(float)
+    data["s"] = data["y"] + rng.normal(0, 1, m)
+    data.loc[rng.permutation(m)[200:], "y"] = np.nan
+    grid = np.array([[0.3, 0.3], [0.7, 0.5]])
+    res = sw.profile(
+        data,
+        z=["a", "b"],
+        signals=["s"],
+        label="y",
+        method="naive",
+        grid=grid,
+        bandwidth=[0.2, 0.3],
+    )
+    lab = data["y"].notna().to_numpy()
+    for g, (pa, pb) in enumerate(grid):
+        k = np.exp(-0.5 * (((data["a"] - pa) / 0.2) ** 2 + ((data["b"] - pb) / 0.3) ** 2))
+        expected = (k[lab] * data["y"][lab]).sum() / k[lab].sum()
+        assert res.estimate[g] == pytest.approx(expected, rel=1e-12)
+    assert list(res.to_frame().columns[:2]) == ["a", "b"]
+    assert res.size == 2
