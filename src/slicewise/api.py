@@ -58,6 +58,11 @@ def check_method_needs(ctx: PoolContext, method: str, options: MethodOptions) ->
             f"Method {method!r} needs a supplied coefficient: pass coef= (shape (G, K) in raw "
             "signal units, or a function of the grid point)."
         )
+    if ctx.locality.kind == "categorical" and options.nuisance_scale not in (1.0, np.inf):
+        raise ValueError(
+            "The 'nuisance_scale' parameter must be 1 (within-category coefficients) or inf (one "
+            f"pooled coefficient) for a categorical profile. Got {options.nuisance_scale!r} instead."
+        )
     if "continuous" in spec.needs and ctx.locality.kind == "categorical":
         raise ValueError(
             f"Method {method!r} needs an ordered profile (continuous or ordinal Z); the profile "
@@ -169,6 +174,41 @@ def _labeled_diagnostics(
     return n_eff, fraction
 
 
+def make_options(
+    *,
+    ridge: float = 0.3,
+    nuisance_scale: float = 1.0,
+    coef: FloatArray | Callable[[Any], Any] | None = None,
+    C: float = 1.0,
+    strata: int = 5,
+    ppci_multiplier: float = 1.0,
+    ppi_bandwidth_scale: float = 1.0,
+    rng: int | np.random.Generator | None = None,
+    func: str = FUNC,
+) -> MethodOptions:
+    """Validate every method option once (see :func:`profile` for their meaning)."""
+    scale = float(nuisance_scale) if isinstance(nuisance_scale, int | float) else math.nan
+    if not (scale >= 1.0):
+        raise ValueError(
+            f"The 'nuisance_scale' parameter of {func} must be a float >= 1 (b >= h) or inf. "
+            f"Got {nuisance_scale!r} instead."
+        )
+    return MethodOptions(
+        ridge=check_nonnegative(ridge, name="ridge", func=func),
+        nuisance_scale=scale,
+        coef=coef,
+        logistic_c=check_nonnegative(C, name="C", func=func, strict=True),
+        ppci_multiplier=check_nonnegative(
+            ppci_multiplier, name="ppci_multiplier", func=func, strict=True
+        ),
+        strata=check_positive_int(strata, name="strata", func=func),
+        ppi_bandwidth_scale=check_nonnegative(
+            ppi_bandwidth_scale, name="ppi_bandwidth_scale", func=func, strict=True
+        ),
+        rng=check_rng(rng, func=func),
+    )
+
+
 def profile(
     table: pd.DataFrame | str | os.PathLike[str],
     *,
@@ -275,31 +315,19 @@ def profile(
     method = check_choice(method, tuple(METHODS), name="method", func=FUNC)
     target = check_choice(target, TARGETS, name="target", func=FUNC)
     level = check_level(level, func=FUNC)
-    ridge_value = check_nonnegative(ridge, name="ridge", func=FUNC)
-    scale = float(nuisance_scale) if isinstance(nuisance_scale, int | float) else math.nan
-    if not (scale >= 1.0):
-        raise ValueError(
-            f"The 'nuisance_scale' parameter of {FUNC} must be a float >= 1 (b >= h) or inf. "
-            f"Got {nuisance_scale!r} instead."
-        )
-    generator = check_rng(rng, func=FUNC)
+    options = make_options(
+        ridge=ridge,
+        nuisance_scale=nuisance_scale,
+        coef=coef,
+        C=C,
+        strata=strata,
+        ppci_multiplier=ppci_multiplier,
+        ppi_bandwidth_scale=ppi_bandwidth_scale,
+        rng=rng,
+        func=FUNC,
+    )
     items = make_table(table, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
     ctx = build_context(items, grid=grid, bandwidth=bandwidth, primary=primary)
-    c_value = check_nonnegative(C, name="C", func=FUNC, strict=True)
-    multiplier = check_nonnegative(ppci_multiplier, name="ppci_multiplier", func=FUNC, strict=True)
-    ppi_scale = check_nonnegative(
-        ppi_bandwidth_scale, name="ppi_bandwidth_scale", func=FUNC, strict=True
-    )
-    options = MethodOptions(
-        ridge=ridge_value,
-        nuisance_scale=scale,
-        coef=coef,
-        logistic_c=c_value,
-        ppci_multiplier=multiplier,
-        strata=check_positive_int(strata, name="strata", func=FUNC),
-        ppi_bandwidth_scale=ppi_scale,
-        rng=generator,
-    )
     check_method_needs(ctx, method, options)
 
     notes: list[str] = []

@@ -23,6 +23,7 @@ the paper.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -225,4 +226,8 @@ def specialist(m: int = 10_000) -> Design:
     )
 
 
-DESIGNS = {"setting-b": setting_b, "setting-c": setting_c, "specialist": specialist}
+DESIGNS: dict[str, Callable[[], Design]] = {
+    "setting-b": setting_b,
+    "setting-c": setting_c,
+    "specialist": specialist,
+}
