@@ -121,16 +121,18 @@ def _run_profile(args: argparse.Namespace) -> int:
         rng=args.seed,
     )
     print(format_table(result))
-    _print_notes(result.notes)
+    _print_notes(result.notes, args.printed_notes)
     if args.out is not None:
         for path in write_outputs(result, args.out):
             print(f"wrote {path}")
     return 0
 
 
-def _print_notes(notes: Sequence[str]) -> None:
+def _print_notes(notes: Sequence[str], printed: set[str] | None = None) -> None:
     for note in notes:
         print(f"note: {note}")
+        if printed is not None:
+            printed.add(note)
 
 
 def _run_methods(args: argparse.Namespace) -> int:
@@ -165,7 +167,7 @@ def _run_demo(args: argparse.Namespace) -> int:
                 frame, z=z, signals=DEMO_SIGNALS, label="gold", kind=kind, method=method
             )
             print(format_table(result, truth=truth))
-            _print_notes(result.notes)
+            _print_notes(result.notes, args.printed_notes)
             finite = np.isfinite(result.estimate)
             rmse = float(np.sqrt(np.mean((result.estimate[finite] - truth[finite]) ** 2)))
             interval = result.ci()
@@ -231,12 +233,34 @@ def _add_study_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bandwidth", type=float, default=None, help="profile bandwidth")
     parser.add_argument("--primary", default=None, help="primary judge signal column")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes over cells")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--stress",
+        action="store_true",
+        help="instead of the method comparison, run LACE's ridge x bandwidth stress grid "
+        "(lambda in 0.03-3, h/h0 in 0.5-2, b = h; LACE paper Table 27; the paper uses 40 reps)",
+    )
+    mode.add_argument(
+        "--cv",
+        action="store_true",
+        help="choose every method's tuning parameter by within-L 3-fold cross-validation "
+        "inside every split (LACE paper Table 28)",
+    )
+    parser.add_argument(
+        "--sparse",
+        type=int,
+        default=None,
+        metavar="K",
+        help="also report the study on each cell's K grid points with the lowest pool "
+        "effective sample size (the sparse region; the paper uses 5); writes OUT/sparse/",
+    )
     _add_study_common(parser, budgets="50,100,200", reps=100)
 
 
 def _run_study(args: argparse.Namespace) -> int:
     from .data.files import read_table
     from .studies.engine import CellSpec, study_cells
+    from .studies.sensitivity import cv_study, sparse_region, stress_grid
 
     frame = read_table(args.items)
     signals = args.signals or []
@@ -254,18 +278,81 @@ def _run_study(args: argparse.Namespace) -> int:
         )
         for label in args.label
     ]
-    result = study_cells(
-        cells,
-        methods=args.methods,
-        budgets=args.budgets,
-        reps=args.reps,
-        rng=args.seed,
-        n_jobs=args.jobs,
-        progress=not args.no_progress,
-        ridge=args.ridge,
-    )
+    if args.stress:
+        if args.sparse is not None:
+            raise ValueError("--sparse applies to the method comparison and --cv, not --stress.")
+        stress = stress_grid(
+            cells, budgets=args.budgets, reps=args.reps, rng=args.seed, n_jobs=args.jobs
+        )
+        _report_stress(stress, args)
+        return 0
+    if args.cv:
+        result = cv_study(
+            cells,
+            methods=args.methods,
+            budgets=args.budgets,
+            reps=args.reps,
+            rng=args.seed,
+            n_jobs=args.jobs,
+        )
+    else:
+        result = study_cells(
+            cells,
+            methods=args.methods,
+            budgets=args.budgets,
+            reps=args.reps,
+            rng=args.seed,
+            n_jobs=args.jobs,
+            progress=not args.no_progress,
+            ridge=args.ridge,
+        )
     _report_study(result, args)
+    if args.cv and args.out is not None:
+        from .studies.sensitivity import chosen_parameters
+
+        path = Path(args.out) / "chosen.csv"
+        chosen_parameters(result).to_csv(path, index=False)
+        print(f"wrote {path}")
+    if args.sparse is not None:
+        print(f"\nSparse region ({args.sparse} grid points with the lowest pool n_eff):")
+        sparse = sparse_region(result, k=args.sparse)
+        out = None if args.out is None else Path(args.out) / "sparse"
+        _report_study(sparse, argparse.Namespace(out=out))
     return 0
+
+
+def _report_stress(result: Any, args: argparse.Namespace) -> None:
+    """Print the Table-27 summary; with --out write the grid, per-cell minima and a report."""
+    print(result.table())
+    if args.out is None:
+        return
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {
+        "stress.csv": result.frame(),
+        "stress_cells.csv": result.cell_minimum(),
+        "stress_summary.csv": result.summary(),
+    }
+    for name, frame in files.items():
+        frame.to_csv(out / name, index=False)
+        print(f"wrote {out / name}")
+    command = "slicewise " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
+    lines = [f"Command: `{command}`", "", result.table(), ""]
+    for budget in [*result.budgets, "overall"]:
+        grid = result.grid(budget)
+        lines += [
+            f"Geometric-mean RE of LACE over cells, n = {budget} (rows lambda, columns h/h0):",
+            "",
+            "| lambda | " + " | ".join(f"{c:g}" for c in grid.columns) + " |",
+            "|" + "---|" * (len(grid.columns) + 1),
+            *[
+                f"| {r:g} | " + " | ".join(f"{v:.3f}" for v in grid.loc[r]) + " |"
+                for r in grid.index
+            ],
+            "",
+        ]
+    (out / "stress.md").write_text("\n".join(lines))
+    print(f"wrote {out / 'stress.md'}")
 
 
 def _report_study(result: Any, args: argparse.Namespace) -> None:
@@ -323,6 +410,44 @@ def _run_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_import_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "kind", choices=["inspect", "lm-eval", "helm"], help="which harness wrote the logs"
+    )
+    parser.add_argument("paths", nargs="+", help="log files or directories")
+    parser.add_argument(
+        "--out", required=True, type=Path, help="output table (.parquet, .csv or .jsonl)"
+    )
+    parser.add_argument("--scorer", type=_columns, default=None, help="inspect: scorer(s) to keep")
+    parser.add_argument("--metric", type=_columns, default=None, help="lm-eval: metric(s) to keep")
+    parser.add_argument("--filter", default=None, help="lm-eval: the filter to read")
+    parser.add_argument("--stats", type=_columns, default=None, help="helm: stat name(s) to keep")
+    parser.add_argument(
+        "--keep-perturbations",
+        action="store_true",
+        help="helm: keep perturbed instances (dropped by default, with a warning)",
+    )
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    from .io import import_logs
+
+    options: dict[str, Any] = {}
+    if args.scorer is not None:
+        options["scorer"] = args.scorer
+    if args.metric is not None:
+        options["metric"] = args.metric
+    if args.filter is not None:
+        options["filter"] = args.filter
+    if args.stats is not None:
+        options["stats"] = args.stats
+    if args.keep_perturbations:
+        options["perturbations"] = "keep"
+    frame = import_logs(args.kind, args.paths, args.out, **options)
+    print(f"wrote {args.out}: {len(frame)} rows, columns {', '.join(map(str, frame.columns))}")
+    return 0
+
+
 COMMANDS: dict[
     str,
     tuple[
@@ -334,6 +459,11 @@ COMMANDS: dict[
     "demo": ("run on the shipped AlpacaEval 2 table", None, _run_demo),
     "study": ("relative-efficiency study on matched label splits", _add_study_args, _run_study),
     "simulate": ("the LACE paper's Appendix I simulations", _add_simulate_args, _run_simulate),
+    "import": (
+        "read Inspect, lm-eval or HELM logs into an item table",
+        _add_import_args,
+        _run_import,
+    ),
 }
 
 
@@ -357,6 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``slicewise`` command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.printed_notes = set()
     _, _, run = COMMANDS[args.command]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SlicewiseWarning)
@@ -366,7 +497,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"slicewise: error: {err}", file=sys.stderr)
             return 2
     for warning in caught:
-        if not issubclass(warning.category, SlicewiseWarning):
+        if str(warning.message) not in args.printed_notes:
             print(f"warning: {warning.message}", file=sys.stderr)
     return status
 

@@ -116,3 +116,26 @@ def test_demo_runs_on_shipped_data_and_lace_beats_naive(
     rmse_naive = np.sqrt(np.mean((lace.naive_estimate - truth) ** 2))
     assert rmse_lace < rmse_naive
     assert f"{rmse_lace:.4f}" in printed
+
+
+def test_import_command_writes_the_reader_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from slicewise.io import read_inspect
+
+    logs = Path(__file__).resolve().parents[1] / "data" / "logs" / "inspect"
+    source = next(logs.glob("*.json"))
+    out = tmp_path / "items.csv"
+    assert main(["import", "inspect", str(source), "--out", str(out)]) == 0
+    with pytest.warns(UserWarning, match="samples errored"):
+        expected = read_inspect(source)
+    written = pd.read_csv(out)
+    assert len(written) == len(expected) == 20
+    np.testing.assert_array_equal(written["match"].to_numpy(), expected["match"].to_numpy())
+    captured = capsys.readouterr()
+    assert "1 of 20 samples errored" in captured.err
+    assert status_line(captured.out) == "wrote"
+
+
+def status_line(text: str) -> str:
+    return text.split()[0]

@@ -8,6 +8,8 @@ Run by ``make_logs.sh`` with ``--model mockllm/model``. The mock model always an
 * ``letter_grade``: P for difficulty 2, N for difficulty 3, otherwise C/I from ``includes``;
   it returns no score at all (``None``) for sample ``q13``.
 * ``judge``: a numeric pseudo judge score, ``difficulty / 10``.
+* ``rubric``: a dict value ``{"short": C/I (target of at most 5 characters), "words": number
+  of words in the target}``, like model-graded scorers that return several values.
 
 Sample ``q07`` raises inside the solver, so it is logged with an error and no scores
 (``fail_on_error=False`` keeps the eval going).
@@ -79,6 +81,17 @@ def judge() -> Scorer:
     return score
 
 
+@scorer(metrics={"short": [accuracy()], "words": [mean()]})
+def rubric() -> Scorer:
+    """A dict-valued score: is the target short, and how many words it has."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        short = CORRECT if len(target.text) <= 5 else INCORRECT
+        return Score(value={"short": short, "words": len(target.text.split())})
+
+    return score
+
+
 @task
 def slicewise_fixture() -> Task:
     """Twenty questions with ``difficulty`` and ``subject`` metadata."""
@@ -90,6 +103,6 @@ def slicewise_fixture() -> Task:
             ),
         ),
         solver=flaky_generate(),
-        scorer=[includes(), match(), letter_grade(), judge()],
+        scorer=[includes(), match(), letter_grade(), judge(), rubric()],
         fail_on_error=False,
     )
