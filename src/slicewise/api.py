@@ -20,6 +20,7 @@ from ._validation import (
     check_rng,
 )
 from .data.table import ItemTable, make_table
+from .estimators.learned import LEARNERS
 from .exceptions import (
     ConstantSignalWarning,
     EmptyNeighbourhoodWarning,
@@ -174,6 +175,15 @@ def _labeled_diagnostics(
     return n_eff, fraction
 
 
+def _check_shrinkage(value: object, func: str) -> float:
+    if isinstance(value, int | float) and (value >= 0 or math.isinf(value)) and value == value:
+        return float(value)
+    raise ValueError(
+        f"The 'shrinkage' parameter of {func} must be a float >= 0 (inf pools the coefficient). "
+        f"Got {value!r} instead."
+    )
+
+
 def make_options(
     *,
     ridge: float = 0.3,
@@ -183,6 +193,9 @@ def make_options(
     strata: int = 5,
     ppci_multiplier: float = 1.0,
     ppi_bandwidth_scale: float = 1.0,
+    shrinkage: float | None = None,
+    learner: str = "logistic",
+    folds: int = 5,
     rng: int | np.random.Generator | None = None,
     func: str = FUNC,
 ) -> MethodOptions:
@@ -205,6 +218,9 @@ def make_options(
         ppi_bandwidth_scale=check_nonnegative(
             ppi_bandwidth_scale, name="ppi_bandwidth_scale", func=func, strict=True
         ),
+        shrinkage=None if shrinkage is None else _check_shrinkage(shrinkage, func),
+        learner=check_choice(learner, LEARNERS, name="learner", func=func),
+        folds=check_positive_int(folds, name="folds", func=func, minimum=2),
         rng=check_rng(rng, func=func),
     )
 
@@ -227,6 +243,9 @@ def profile(
     strata: int = 5,
     ppci_multiplier: float = 1.0,
     ppi_bandwidth_scale: float = 1.0,
+    shrinkage: float | None = None,
+    learner: str = "logistic",
+    folds: int = 5,
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
@@ -272,6 +291,14 @@ def profile(
         Multiplier of the L-curve Tikhonov parameter for ``method='ppci'``.
     ppi_bandwidth_scale : float, default 1
         Local-linear bandwidth of ``method='local_ppi'`` as a multiple of h.
+    shrinkage : float, optional
+        kappa of the shrunk coefficient (``lace_shrunk``, ``lace_learned``, ``auto``): the local
+        coefficient gets weight n_eff / (n_eff + kappa) against the pooled one; 0 is LACE, inf the
+        pooled coefficient. Chosen by cross-validated variance when omitted.
+    learner : {'logistic', 'boosting'}, default 'logistic'
+        Learner of the cross-fitted prediction (``lace_learned``, ``auto``).
+    folds : int, default 5
+        Cross-fitting and cross-validation folds of L (``lace_learned``, ``lace_shrunk``, ``auto``).
     level : float, default 0.95
         Confidence level of the reported intervals.
     target : {'pool', 'population'}, default 'pool'
@@ -323,6 +350,9 @@ def profile(
         strata=strata,
         ppci_multiplier=ppci_multiplier,
         ppi_bandwidth_scale=ppi_bandwidth_scale,
+        shrinkage=shrinkage,
+        learner=learner,
+        folds=folds,
         rng=rng,
         func=FUNC,
     )

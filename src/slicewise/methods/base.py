@@ -8,7 +8,7 @@ small and recomputed per draw.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,10 +66,23 @@ class PoolContext:
 
     @classmethod
     def build(
-        cls, table: ItemTable, locality: Locality, *, primary: int | None = None
+        cls,
+        table: ItemTable,
+        locality: Locality,
+        *,
+        primary: int | None = None,
+        kernels: Mapping[float, KernelMatrix] | None = None,
     ) -> PoolContext:
-        """Standardise the signals and prepare the caches."""
+        """Standardise the signals and prepare the caches.
+
+        ``kernels`` optionally seeds the kernel cache with matrices already computed for these
+        items (rows in this table's order), keyed by the scale of :meth:`kernel`; tables that share
+        their items (several models on one pool) then share one kernel matrix.
+        """
         features, mean, scale = standardize(table.signals)
+        cache: dict[Any, Any] = {}
+        for key, matrix in (kernels or {}).items():
+            cache[("kernel", float(key))] = matrix
         return cls(
             table=table,
             locality=locality,
@@ -77,6 +90,7 @@ class PoolContext:
             signal_mean=mean,
             signal_scale=scale,
             primary=primary,
+            _cache=cache,
         )
 
     @property
@@ -156,6 +170,9 @@ class MethodOptions:
     ppci_multiplier: float = 1.0
     strata: int = 5
     ppi_bandwidth_scale: float = 1.0
+    shrinkage: float | None = None
+    learner: str = "logistic"
+    folds: int = 5
     rng: np.random.Generator | None = None
 
 

@@ -1,0 +1,230 @@
+"""Learned control variates: cross-fitted predictions of Y from (Z, S), arranged to stay unbiased.
+
+A prediction P = f(Z, S) of the gold label is a cheap signal like any other, *provided* it is not
+fitted on the label it is compared with. We split L into F outcome-balanced folds L_1..L_F. The
+model f_k is fitted on D_k = L minus L_k and predicts every pool item: P^(k) = f_k(Z, S). A labeled
+item i in fold k(i) gets its out-of-fold prediction P_i = P_i^(k(i)).
+
+**Exact centering.** Given D_k (and the number of fold-k items in a neighbourhood), L_k is a simple
+random sample from U_k = T minus D_k, and f_k does not depend on it. So
+
+.. math::
+
+    E\\Big[\\sum_{i\\in L_k} w_{i,L}(z) P^{(k)}_i\\Big] = a_k(z)\\, \\bar P^{(k)}_{U_k}(z),
+    \\qquad a_k(z) = \\sum_{i\\in L_k} w_{i,L}(z),
+
+exactly for group weights (to first order for kernel weights, as for every ratio estimator), and
+the centered labeled mean of the out-of-fold predictions has mean zero when it is centred by
+
+.. math::
+
+    \\bar M(z) = \\sum_k a_k(z)\\, \\bar P^{(k)}_{U_k}(z)
+
+rather than by the pool mean of one refitted model: the estimator
+Ybar_L(z) - c(z) {Pbar^oof_L(z) - Mbar(z)} is then unbiased for the pool profile for any fixed c,
+whatever the learner, with no "refit on all of L" mismatch between labeled and pool predictions.
+
+Learners: ``'logistic'`` is an L2 logistic regression (fractional labels by the duplicated-row
+trick of :mod:`slicewise.estimators.predictors`) on the standardised signals, the profile and their
+interactions (one-hot levels x signals for discrete profiles with at most
+:data:`MAX_INTERACTION_LEVELS` levels; Z, Z^2 and Z x S for continuous ones), so that the signals'
+usefulness may change across the profile. ``'boosting'`` is scikit-learn's histogram gradient
+boosting on (Z, S) (classifier for binary labels, squared-error regressor otherwise).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from .._typing import FloatArray, IntArray, KernelMatrix, Kind
+from ..moments.sums import column_sums, take_rows, weighted_sums
+from .predictors import fit_logistic, standardize_columns
+
+Learner = Literal["logistic", "boosting"]
+LEARNERS: tuple[Learner, ...] = ("logistic", "boosting")
+
+#: Discrete profiles with at most this many levels get level x signal interactions.
+MAX_INTERACTION_LEVELS = 30
+
+
+def learner_design(z: FloatArray, kind: Kind, features: FloatArray, learner: Learner) -> FloatArray:
+    """Covariates of the learner for every pool item.
+
+    Parameters
+    ----------
+    z : ndarray of shape (M, q)
+        Profile values (codes for categorical profiles).
+    kind : {'continuous', 'ordinal', 'categorical'}
+    features : ndarray of shape (M, K)
+        Standardised signals.
+    learner : {'logistic', 'boosting'}
+
+    Returns
+    -------
+    ndarray of shape (M, p)
+    """
+    if learner == "boosting":
+        return np.column_stack([z, features])
+    levels = np.unique(z[:, 0]) if kind != "continuous" else np.zeros(0)
+    if kind != "continuous" and levels.size <= MAX_INTERACTION_LEVELS:
+        onehot = np.asarray(z[:, :1] == levels[None, :], dtype=np.float64)
+        inter = (onehot[:, :, None] * features[:, None, :]).reshape(z.shape[0], -1)
+        return standardize_columns(np.column_stack([features, onehot, inter]))
+    zs = standardize_columns(z)
+    inter = (zs[:, :, None] * features[:, None, :]).reshape(z.shape[0], -1)
+    return standardize_columns(np.column_stack([features, zs, zs**2, inter]))
+
+
+def _fit_predict(
+    design: FloatArray,
+    train: IntArray,
+    y: FloatArray,
+    *,
+    learner: Learner,
+    c: float,
+    categorical: bool,
+    rng: np.random.Generator,
+) -> FloatArray:
+    if learner == "logistic":
+        return fit_logistic(design[train], y, c=c).predict(design)
+    binary = bool(np.all((y == 0.0) | (y == 1.0)))
+    if y.size < 2 or np.all(y == y[0]):
+        return np.full(design.shape[0], float(y.mean()) if y.size else 0.5)
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+
+    seed = int(rng.integers(2**31 - 1))
+    common = {
+        "max_iter": 100,
+        "learning_rate": 0.1,
+        "max_leaf_nodes": 15,
+        "min_samples_leaf": max(5, y.size // 50),
+        "l2_regularization": 1.0,
+        "categorical_features": [0] if categorical else None,
+        "random_state": seed,
+    }
+    if binary:
+        clf = HistGradientBoostingClassifier(**common).fit(design[train], y.astype(int))
+        return np.asarray(clf.predict_proba(design)[:, 1], dtype=np.float64)
+    reg = HistGradientBoostingRegressor(**common).fit(design[train], y)
+    return np.asarray(reg.predict(design), dtype=np.float64)
+
+
+def balanced_folds(y: FloatArray, folds: int, rng: np.random.Generator) -> IntArray:
+    """Approximately outcome-balanced fold labels 0..folds-1 for labels ``y``.
+
+    Items are sorted by label (ties in random order) and dealt to folds in turn, so every fold gets
+    a near-equal share of each label value (of each label quantile for scores).
+    """
+    order = np.lexsort((rng.random(y.size), y))
+    out = np.empty(y.size, dtype=np.intp)
+    offset = int(rng.integers(folds)) if folds > 0 else 0
+    out[order] = (np.arange(y.size) + offset) % folds
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class CrossFit:
+    """Cross-fitted predictions for one labeled set.
+
+    Attributes
+    ----------
+    fold : ndarray of int, shape (n,)
+        Fold of every labeled item (in the labeled set's order).
+    predictions : ndarray of shape (F, M)
+        P^(k) = f_k(Z, S) for every fold model and pool item.
+    oof : ndarray of shape (n,)
+        Out-of-fold prediction of every labeled item.
+    """
+
+    fold: IntArray
+    predictions: FloatArray
+    oof: FloatArray
+
+    @property
+    def average(self) -> FloatArray:
+        """Mean prediction over the fold models, shape (M,)."""
+        return np.asarray(self.predictions.mean(axis=0), dtype=np.float64)
+
+    def centering(self, kernel: KernelMatrix, index: IntArray) -> FloatArray:
+        """Mbar(z) = sum_k a_k(z) Pbar^(k)_{U_k}(z), the exact centering of the oof mean (G,).
+
+        ``kernel`` is the (M x G) profile kernel and ``index`` the labeled pool positions (in the
+        order of :attr:`fold`).
+        """
+        k_lab = take_rows(kernel, index)
+        mass_lab = column_sums(k_lab)
+        mass_pool = column_sums(kernel)
+        pool_sums = weighted_sums(kernel, self.predictions.T)  # (G, F)
+        out = np.zeros(mass_pool.size)
+        for k in range(self.predictions.shape[0]):
+            train = self.fold != k
+            held = ~train
+            k_train = take_rows(kernel, index[train])
+            mass_u = mass_pool - column_sums(k_train)
+            sum_u = (
+                pool_sums[:, k]
+                - weighted_sums(k_train, self.predictions[k, index[train]].reshape(-1, 1))[:, 0]
+            )
+            share = column_sums(take_rows(kernel, index[held]))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                mean_u = np.where(mass_u > 0, sum_u / np.where(mass_u > 0, mass_u, 1.0), 0.0)
+                a_k = np.where(mass_lab > 0, share / np.where(mass_lab > 0, mass_lab, 1.0), 0.0)
+            out += a_k * mean_u
+        return out
+
+
+def cross_fit(
+    design: FloatArray,
+    index: IntArray,
+    y: FloatArray,
+    *,
+    learner: Learner,
+    folds: int,
+    c: float,
+    categorical: bool,
+    rng: np.random.Generator,
+) -> CrossFit:
+    """Fit ``folds`` learners, each without one outcome-balanced fold of L, and predict the pool.
+
+    Parameters
+    ----------
+    design : ndarray of shape (M, p)
+        Learner covariates (:func:`learner_design`).
+    index : ndarray of int, shape (n,)
+        Labeled pool positions.
+    y : ndarray of shape (n,)
+        Their labels.
+    learner : {'logistic', 'boosting'}
+    folds : int
+        F >= 2.
+    c : float
+        Inverse L2 penalty of the logistic learner.
+    categorical : bool
+        Whether the first design column is a categorical profile code (boosting only).
+    rng : numpy Generator
+        Draws the folds and seeds the boosting learner.
+
+    Returns
+    -------
+    CrossFit
+    """
+    n_folds = max(2, min(folds, y.size))
+    fold = balanced_folds(y, n_folds, rng)
+    preds = np.empty((n_folds, design.shape[0]))
+    oof = np.empty(y.size)
+    for k in range(n_folds):
+        train = fold != k
+        preds[k] = _fit_predict(
+            design,
+            index[train],
+            y[train],
+            learner=learner,
+            c=c,
+            categorical=categorical,
+            rng=rng,
+        )
+        oof[~train] = preds[k, index[~train]]
+    return CrossFit(fold=fold, predictions=preds, oof=oof)

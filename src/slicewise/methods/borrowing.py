@@ -1,0 +1,401 @@
+"""Estimators past the paper: borrowing strength for the coefficient, learned control variates, and
+``auto``, which chooses among them by cross-validated variance.
+
+Every candidate here is a centered control variate theta_hat(z) = Ybar_L(z) - c(z)'{Xbar_L(z) -
+Xbar_T(z)}, unbiased for the profile whatever its coefficient; candidates differ in the features X
+(the standardised signals; a cross-fitted prediction of Y from (Z, S) with or without the signals)
+and the coefficient rule (the local ridge coefficient at nuisance bandwidth b, shrunk toward the
+pooled one with strength kappa, :func:`~slicewise.estimators.control_variate.shrunk_coefficient`).
+Because all are unbiased, the one with the smallest variance has the smallest error; the
+variances are compared on out-of-fold residuals
+(:func:`~slicewise.inference.cv_variance.cross_validated_variance`), which penalise coefficients
+that are noise. Naive is always a candidate, so the cheap signals can help but, up to the noise of
+the criterion, not hurt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from .._typing import FloatArray, IntArray
+from ..estimators.control_variate import (
+    CoefficientFit,
+    ridge_coefficient,
+    shrunk_coefficient,
+)
+from ..estimators.learned import (
+    LEARNERS,
+    CrossFit,
+    Learner,
+    balanced_folds,
+    cross_fit,
+    learner_design,
+)
+from ..inference.cv_variance import cross_validated_variance, dense_weights
+from ..moments.sums import LabeledMoments, PoolMoments, take_rows
+from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
+
+#: Shrinkage strengths kappa tried when none is given (0 = LACE, inf = one pooled coefficient).
+SHRINKAGE_GRID: tuple[float, ...] = (0.0, 4.0, 16.0, 64.0, np.inf)
+#: Nuisance bandwidths b / h tried for ordered profiles when none is given.
+NUISANCE_GRID: tuple[float, ...] = (1.0, 2.0, 4.0)
+#: ``auto`` keeps naive unless a candidate's cross-validated variance is below this share of it.
+NAIVE_MARGIN = 0.98
+
+
+@dataclass(frozen=True, eq=False)
+class FeatureSet:
+    """Features of one candidate family for one labeled set.
+
+    Attributes
+    ----------
+    name : str
+    pool : dict
+        Pool moments by nuisance scale b / h (and ``inf`` for the pooled coefficient); for learned
+        features the pool mean of the prediction column is the exact centering Mbar(z).
+    x_lab : ndarray of shape (n, p)
+        Features of the labeled items (out-of-fold predictions for learned ones).
+    """
+
+    name: str
+    pool: dict[float, PoolMoments]
+    x_lab: FloatArray
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One coefficient rule on one feature set."""
+
+    features: str
+    nuisance_scale: float
+    shrinkage: float
+
+    @property
+    def label(self) -> str:
+        """Readable name, e.g. ``signals: b = 2h, kappa = 16``."""
+        if self.features == "none":
+            return "naive"
+        kappa = "pooled" if np.isinf(self.shrinkage) else f"kappa = {self.shrinkage:g}"
+        if np.isinf(self.shrinkage):
+            return f"{self.features}: pooled coefficient"
+        return f"{self.features}: b = {self.nuisance_scale:g}h, {kappa}"
+
+
+def signal_features(ctx: PoolContext, labeled: LabeledSet, scales: Sequence[float]) -> FeatureSet:
+    """The standardised signals, pool moments at every needed nuisance scale (cached per pool)."""
+    pool = {s: ctx.moments("signals", nuisance_scale=s) for s in {*scales, np.inf}}
+    return FeatureSet(name="signals", pool=pool, x_lab=ctx.features[labeled.index])
+
+
+def _design(ctx: PoolContext, learner: Learner) -> FloatArray:
+    key = ("learner_design", learner)
+    if key not in ctx._cache:
+        ctx._cache[key] = learner_design(ctx.table.z, ctx.locality.kind, ctx.features, learner)
+    return ctx._cache[key]  # type: ignore[no-any-return]
+
+
+def learned_features(
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    fit: CrossFit,
+    scales: Sequence[float],
+    *,
+    with_signals: bool,
+) -> FeatureSet:
+    """Cross-fitted prediction (standardised over the pool), optionally with the signals.
+
+    The pool moments use the fold-averaged prediction for the covariance and the exact centering
+    Mbar(z) of :class:`~slicewise.estimators.learned.CrossFit` for the mean.
+    """
+    average = fit.average
+    mean, sd = float(average.mean()), float(average.std())
+    scale = sd if sd > 0 else 1.0
+    pool_x = (average - mean) / scale
+    lab_x = (fit.oof - mean) / scale
+    centre = (fit.centering(ctx.kernel(1.0), labeled.index) - mean) / scale
+    if with_signals:
+        pool_x = np.column_stack([pool_x, ctx.features])
+        lab_x = np.column_stack([lab_x, ctx.features[labeled.index]])
+    else:
+        pool_x = pool_x.reshape(-1, 1)
+        lab_x = lab_x.reshape(-1, 1)
+    kernel = ctx.kernel(1.0)
+    pool: dict[float, PoolMoments] = {}
+    for s in {*scales, np.inf}:
+        moments = PoolMoments.compute(kernel, pool_x, ctx.kernel(s) if s != 1.0 else kernel)
+        adjusted = moments.mean.copy()
+        adjusted[:, 0] = np.where(np.isfinite(moments.mean[:, 0]), centre, np.nan)
+        pool[s] = replace(moments, mean=adjusted)
+    name = "learned+signals" if with_signals else "learned"
+    return FeatureSet(name=name, pool=pool, x_lab=lab_x)
+
+
+def coefficient_rule(
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    features: FeatureSet,
+    candidate: Candidate,
+    ridge: float,
+) -> Callable[[IntArray], tuple[CoefficientFit, FloatArray]]:
+    """Coefficient of ``candidate`` fitted on a subset of the labeled items (positions into L).
+
+    Returns the CoefficientFit and the shrinkage weight omega(z) (1 for a purely local rule, 0 for
+    the pooled one).
+    """
+    kernel = ctx.kernel(1.0)
+    kernel_b = ctx.kernel(candidate.nuisance_scale)
+    kernel_inf = ctx.kernel(np.inf)
+
+    def rule(rows: IntArray) -> tuple[CoefficientFit, FloatArray]:
+        idx = labeled.index[rows]
+        y = labeled.y[rows]
+        x = features.x_lab[rows]
+        k_rows = take_rows(kernel, idx)
+        lab_b = LabeledMoments.from_rows(k_rows, take_rows(kernel_b, idx), y, x)
+        g = k_rows.shape[1]
+        if np.isinf(candidate.shrinkage):
+            lab_inf = LabeledMoments.from_rows(k_rows, take_rows(kernel_inf, idx), y, x)
+            return ridge_coefficient(features.pool[np.inf], lab_inf, ridge), np.zeros(g)
+        local = ridge_coefficient(features.pool[candidate.nuisance_scale], lab_b, ridge)
+        if candidate.shrinkage == 0:
+            return local, np.ones(g)
+        lab_inf = LabeledMoments.from_rows(k_rows, take_rows(kernel_inf, idx), y, x)
+        pooled = ridge_coefficient(features.pool[np.inf], lab_inf, ridge)
+        with np.errstate(divide="ignore"):
+            n_eff = np.where(
+                lab_b.sum_wb2 > 0, 1.0 / np.where(lab_b.sum_wb2 > 0, lab_b.sum_wb2, 1), 0
+            )
+        fit = shrunk_coefficient(local, pooled, n_eff, candidate.shrinkage)
+        omega = n_eff / (n_eff + candidate.shrinkage)
+        return fit, omega
+
+    return rule
+
+
+def _family_candidates(
+    ctx: PoolContext, families: Sequence[str], options: MethodOptions
+) -> list[Candidate]:
+    ordered = ctx.locality.kind != "categorical"
+    if options.shrinkage is not None:
+        kappas: tuple[float, ...] = (options.shrinkage,)
+    else:
+        kappas = SHRINKAGE_GRID
+    scales = (
+        (options.nuisance_scale,) if options.nuisance_scale != 1.0 or not ordered else NUISANCE_GRID
+    )
+    out: list[Candidate] = []
+    for family in families:
+        for kappa in kappas:
+            if np.isinf(kappa):
+                out.append(Candidate(family, 1.0, kappa))
+                continue
+            for scale in scales:
+                out.append(Candidate(family, scale, kappa))
+    return out
+
+
+def choose_and_fit(
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    options: MethodOptions,
+    *,
+    families: Sequence[str],
+    include_naive: bool,
+    method: str,
+) -> MethodFit:
+    """Score every candidate by cross-validated variance, refit the best on all of L.
+
+    Parameters
+    ----------
+    families : sequence of {'signals', 'learned', 'learned+signals'}
+        Feature sets to try.
+    include_naive : bool
+        Whether naive competes (it wins unless a candidate's score is below
+        :data:`NAIVE_MARGIN` times its own).
+    method : str
+        Name reported in the notes.
+    """
+    rng = options.rng if options.rng is not None else np.random.default_rng(0)
+    candidates = _family_candidates(ctx, families, options)
+    weights, mass = dense_weights(ctx.kernel(1.0), labeled.index)
+    pool_mass = ctx.moments("none", np.zeros((ctx.n_pool, 0))).mass
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fraction = np.clip(np.where(pool_mass > 0, mass / pool_mass, 0.0), 0.0, 1.0)
+    fold = balanced_folds(labeled.y, max(2, min(options.folds, labeled.n)), rng)
+    scales = sorted({c.nuisance_scale for c in candidates})
+    feature_sets: dict[str, FeatureSet] = {}
+    learner = _learner(options)
+    crossfit: CrossFit | None = None
+    for family in {c.features for c in candidates}:
+        if family == "signals":
+            feature_sets[family] = signal_features(ctx, labeled, scales)
+            continue
+        if crossfit is None:
+            crossfit = cross_fit(
+                _design(ctx, learner),
+                labeled.index,
+                labeled.y,
+                learner=learner,
+                folds=options.folds,
+                c=options.logistic_c,
+                categorical=ctx.locality.kind == "categorical",
+                rng=rng,
+            )
+        feature_sets[family] = learned_features(
+            ctx, labeled, crossfit, scales, with_signals=family == "learned+signals"
+        )
+    empty = np.zeros((labeled.n, 0))
+    g = ctx.grid_size
+    naive_score = cross_validated_variance(
+        weights,
+        fraction,
+        labeled.y,
+        empty,
+        fold,
+        lambda rows: CoefficientFit.fixed(np.zeros((g, 0))),
+    )
+    scores: dict[Candidate, FloatArray] = {}
+    for cand in candidates:
+        feats = feature_sets[cand.features]
+        rule = coefficient_rule(ctx, labeled, feats, cand, options.ridge)
+        scores[cand] = cross_validated_variance(
+            weights, fraction, labeled.y, feats.x_lab, fold, _first(rule)
+        )
+    usable = np.isfinite(naive_score) & np.all([np.isfinite(v) for v in scores.values()], axis=0)
+    total_naive = float(naive_score[usable].sum()) if usable.any() else np.nan
+    ratios = (
+        {c: float(v[usable].sum()) / total_naive for c, v in scores.items()} if usable.any() else {}
+    )
+    best = min(ratios, key=ratios.__getitem__) if ratios else None
+    table = {c.label: round(r, 4) for c, r in sorted(ratios.items(), key=lambda kv: kv[1])}
+    params: dict[str, Any] = {"ridge": options.ridge, "cv_variance_ratio": table}
+    if best is None or (include_naive and ratios[best] >= NAIVE_MARGIN):
+        from .control_variates import fit_naive
+
+        reason = (
+            "no grid point had enough labels to compare candidates"
+            if best is None
+            else f"no candidate's cross-validated variance was below {NAIVE_MARGIN:g} x naive "
+            f"(best: {best.label} at {ratios[best]:.3f})"
+        )
+        fit = fit_naive(ctx, labeled, options)
+        return replace(
+            fit,
+            params={**params, "chosen": "naive"},
+            notes=(f"{method} chose naive: {reason}.",),
+        )
+    feats = feature_sets[best.features]
+    coef, omega = coefficient_rule(ctx, labeled, feats, best, options.ridge)(np.arange(labeled.n))
+    pool = feats.pool[best.nuisance_scale if not np.isinf(best.shrinkage) else np.inf]
+    lab = LabeledMoments.from_rows(
+        take_rows(pool.kernel, labeled.index),
+        take_rows(pool.kernel_b, labeled.index),
+        labeled.y,
+        feats.x_lab,
+    )
+    fit = linear_fit(pool, lab, coef)
+    borrowed = omega < 0.5
+    runner = sorted(ratios.items(), key=lambda kv: kv[1])
+    second = f"; next best {runner[1][0].label} at {runner[1][1]:.3f}" if len(runner) > 1 else ""
+    note = (
+        f"{method} chose {best.label}: cross-validated variance {ratios[best]:.3f} x naive "
+        f"over {int(usable.sum())} grid points{second}."
+    )
+    if borrowed.any():
+        note += f" {int(borrowed.sum())} grid point(s) lean on the pooled coefficient (borrowed)."
+    return replace(
+        fit,
+        borrowed=borrowed,
+        params={
+            **params,
+            "chosen": best.label,
+            "features": best.features,
+            "nuisance_scale": best.nuisance_scale,
+            "shrinkage": best.shrinkage,
+            **({"learner": learner} if best.features != "signals" else {}),
+        },
+        notes=(note,),
+    )
+
+
+def _first(
+    rule: Callable[[IntArray], tuple[CoefficientFit, FloatArray]],
+) -> Callable[[IntArray], CoefficientFit]:
+    def coefficient(rows: IntArray) -> CoefficientFit:
+        return rule(rows)[0]
+
+    return coefficient
+
+
+def _learner(options: MethodOptions) -> Learner:
+    for name in LEARNERS:
+        if options.learner == name:
+            return name
+    raise ValueError(
+        f"The 'learner' parameter of profile must be one of {', '.join(map(repr, LEARNERS))}. "
+        f"Got {options.learner!r} instead."
+    )
+
+
+def fit_lace_shrunk(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> MethodFit:
+    """LACE with the local coefficient shrunk toward the pooled one (borrowing strength).
+
+    beta(z) = omega(z) beta_local(z) + (1 - omega(z)) beta_pool with omega = n_eff,b / (n_eff,b +
+    kappa) (:func:`~slicewise.estimators.control_variate.shrunk_coefficient`). Unless ``shrinkage``
+    (kappa) and ``nuisance_scale`` are given, both are chosen by cross-validated variance over
+    kappa in {0, 4, 16, 64, inf} and b / h in {1, 2, 4} (ordered profiles). Variance as for LACE.
+    """
+    return choose_and_fit(
+        ctx, labeled, options, families=("signals",), include_naive=False, method="lace_shrunk"
+    )
+
+
+def fit_lace_learned(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> MethodFit:
+    """Learned control variate: a cross-fitted prediction of Y from (Z, S) added to the signals.
+
+    Features: the out-of-fold prediction (exactly centred, :mod:`slicewise.estimators.learned`) and
+    the standardised signals; coefficient shrunk toward the pooled one as in ``lace_shrunk``, with
+    kappa and b chosen by cross-validated variance unless given. Learner: ``learner``
+    ('logistic' with profile x signal interactions, or 'boosting'). For any fixed coefficient the
+    estimator is unbiased for the pool profile (exactly for group profiles), so its variance has the
+    same linear representation as LACE's.
+    """
+    return choose_and_fit(
+        ctx,
+        labeled,
+        options,
+        families=("learned", "learned+signals"),
+        include_naive=False,
+        method="lace_learned",
+    )
+
+
+def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> MethodFit:
+    """``auto``: naive, pooled, shrunk-local and learned control variates, chosen by CV variance.
+
+    Candidates: naive; the signals with the pooled coefficient and with local coefficients shrunk
+    toward it (kappa in {0, 4, 16, 64}, b / h in {1, 2, 4} for ordered profiles); a cross-fitted
+    learned prediction alone and with the signals, with the same coefficient rules. The winner is the
+    smallest cross-validated variance summed over grid points; naive is kept unless a candidate
+    scores below 0.98 x naive. The result's notes and params report the choice and every
+    candidate's score; ``borrowed`` marks grid points whose coefficient leans on the pooled one.
+    Intervals are those of the chosen estimator (coverage after selection is measured in the test
+    suite and docs/results).
+    """
+    if ctx.features.shape[1] == 0:
+        from .control_variates import fit_naive
+
+        fit = fit_naive(ctx, labeled, options)
+        return replace(fit, notes=("auto chose naive: no cheap signals were given.",))
+    return choose_and_fit(
+        ctx,
+        labeled,
+        options,
+        families=("signals", "learned", "learned+signals"),
+        include_naive=True,
+        method="auto",
+    )

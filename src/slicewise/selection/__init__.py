@@ -1,0 +1,1 @@
+"""Selection and validation: within-L cross-validation and design-based cross-validation."""
