@@ -90,6 +90,23 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--id", dest="id_col", default=None, help="item id column")
     parser.add_argument("--seed", type=int, default=None, help="seed for cross-fitting methods")
     parser.add_argument(
+        "--shrinkage",
+        type=_float_or_inf,
+        default=None,
+        help="kappa of lace_shrunk/lace_learned/auto (default: chosen by CV)",
+    )
+    parser.add_argument(
+        "--learner",
+        choices=["logistic", "boosting"],
+        default="logistic",
+        help="learner of the cross-fitted prediction (lace_learned, auto)",
+    )
+    parser.add_argument(
+        "--select",
+        action="store_true",
+        help="choose the method's tuning parameter by within-L 3-fold CV first",
+    )
+    parser.add_argument(
         "--out",
         type=Path,
         default=None,
@@ -101,6 +118,8 @@ def _run_profile(args: argparse.Namespace) -> int:
     from .api import profile
     from .reports.output import format_table, write_outputs
 
+    if args.select:
+        return _run_select(args)
     result = profile(
         args.items,
         z=args.z if len(args.z) > 1 else args.z[0],
@@ -115,6 +134,8 @@ def _run_profile(args: argparse.Namespace) -> int:
         primary=args.primary,
         C=args.C,
         strata=args.strata,
+        shrinkage=args.shrinkage,
+        learner=args.learner,
         level=args.level,
         target=args.target,
         id=args.id_col,
@@ -124,6 +145,43 @@ def _run_profile(args: argparse.Namespace) -> int:
     _print_notes(result.notes, args.printed_notes)
     if args.out is not None:
         for path in write_outputs(result, args.out):
+            print(f"wrote {path}")
+    return 0
+
+
+def _run_select(args: argparse.Namespace) -> int:
+    from .reports.output import format_table, write_outputs
+    from .selection.cv import select
+
+    chosen = select(
+        args.items,
+        z=args.z if len(args.z) > 1 else args.z[0],
+        signals=args.signals,
+        label=args.label,
+        method=args.method,
+        kind=args.kind,
+        grid=args.grid,
+        bandwidth=args.bandwidth,
+        primary=args.primary,
+        level=args.level,
+        target=args.target,
+        rng=args.seed,
+        nuisance_scale=args.nuisance_scale,
+        ridge=args.ridge,
+        C=args.C,
+        strata=args.strata,
+        id=args.id_col,
+    )
+    curve = chosen.mean_score
+    print(f"within-L {chosen.scores.shape[1]}-fold CV of {chosen.method}'s {chosen.parameter}:")
+    for value, score in zip(chosen.grid, curve, strict=True):
+        mark = "  <- chosen" if value == chosen.chosen else ""
+        print(f"  {chosen.parameter} = {value:g}: CV score {score:.6g}{mark}")
+    print()
+    print(format_table(chosen.result))
+    _print_notes(chosen.result.notes, args.printed_notes)
+    if args.out is not None:
+        for path in write_outputs(chosen.result, args.out):
             print(f"wrote {path}")
     return 0
 

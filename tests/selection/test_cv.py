@@ -10,7 +10,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import slicewise as sw
-from slicewise.selection.cv import balanced_folds
+from slicewise.data.folds import balanced_folds
 
 
 @pytest.fixture(autouse=True)

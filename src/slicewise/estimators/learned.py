@@ -40,6 +40,7 @@ from typing import Literal
 import numpy as np
 
 from .._typing import FloatArray, IntArray, KernelMatrix, Kind
+from ..data.folds import balanced_folds
 from ..moments.sums import column_sums, take_rows, weighted_sums
 from .predictors import fit_logistic, standardize_columns
 
@@ -110,19 +111,6 @@ def _fit_predict(
         return np.asarray(clf.predict_proba(design)[:, 1], dtype=np.float64)
     reg = HistGradientBoostingRegressor(**common).fit(design[train], y)
     return np.asarray(reg.predict(design), dtype=np.float64)
-
-
-def balanced_folds(y: FloatArray, folds: int, rng: np.random.Generator) -> IntArray:
-    """Approximately outcome-balanced fold labels 0..folds-1 for labels ``y``.
-
-    Items are sorted by label (ties in random order) and dealt to folds in turn, so every fold gets
-    a near-equal share of each label value (of each label quantile for scores).
-    """
-    order = np.lexsort((rng.random(y.size), y))
-    out = np.empty(y.size, dtype=np.intp)
-    offset = int(rng.integers(folds)) if folds > 0 else 0
-    out[order] = (np.arange(y.size) + offset) % folds
-    return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._typing import FloatArray, IntArray
+from ..data.folds import balanced_folds
 from ..estimators.control_variate import (
     CoefficientFit,
     ridge_coefficient,
@@ -31,7 +32,6 @@ from ..estimators.learned import (
     LEARNERS,
     CrossFit,
     Learner,
-    balanced_folds,
     cross_fit,
     learner_design,
 )
