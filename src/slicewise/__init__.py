@@ -9,19 +9,35 @@ cheap signals, with honest uncertainty.
 from __future__ import annotations
 
 from .api import profile
+from .cascade import CascadePlan, cascade, cascade_break_even
 from .data.table import ItemTable, make_table
+from .deploy import DeploymentScore, deployment_score, read_deploy
+from .gaps import ModelRanking, UnpairedLabelsWarning, gap, rank_models
 from .methods.registry import methods
+from .models import ModelProfiles, profile_models
 from .results import ConfidenceInterval, ProfileResult
 from .selection.cv import SelectionResult, select
 
 __all__ = [
+    "CascadePlan",
     "ConfidenceInterval",
+    "DeploymentScore",
     "ItemTable",
+    "ModelProfiles",
+    "ModelRanking",
     "ProfileResult",
     "SelectionResult",
+    "UnpairedLabelsWarning",
+    "cascade",
+    "cascade_break_even",
+    "deployment_score",
+    "gap",
     "make_table",
     "methods",
     "profile",
+    "profile_models",
+    "rank_models",
+    "read_deploy",
     "select",
 ]
 

@@ -30,3 +30,15 @@ class ConstantSignalWarning(SlicewiseWarning):
 
 class BorrowedStrengthWarning(SlicewiseWarning):
     """An estimate leans on strength borrowed from other grid points or domains."""
+
+
+class EmptyDomainWarning(SlicewiseWarning):
+    """Some domains have no labeled unit; their estimate is NaN."""
+
+
+class SmallDomainWarning(SlicewiseWarning):
+    """Some domains have too few labels for a design variance or a normal interval to be trusted."""
+
+
+class SmoothingFallbackWarning(SlicewiseWarning):
+    """A smoothing step could not be used as asked and slicewise fell back to a safer choice."""

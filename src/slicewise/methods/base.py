@@ -173,6 +173,7 @@ class MethodOptions:
     shrinkage: float | None = None
     learner: str = "logistic"
     folds: int = 5
+    smooth: str = "auto"
     rng: np.random.Generator | None = None
 
 

@@ -1,0 +1,618 @@
+"""Paired model gaps theta_a(z) - theta_b(z), estimated directly, and a ranking of several models.
+
+Direct paired gap (LACE paper, Section 3.4, "Direct paired model gaps"). The centered augmentation
+principle applies to any outcome: take the paired difference D_i = Y_ia - Y_ib on items labeled for
+both models and a paired signal vector P_i (the two models' signals, or their differences, plus the
+item-level signals). For any fixed b(z),
+
+.. math::
+
+    E[D - b(z)^\\top\\{P - \\mu_P(z)\\} \\mid Z = z] = \\theta_a(z) - \\theta_b(z),
+
+so the LACE estimator with outcome D,
+
+.. math::
+
+    \\hat\\Delta(z) = \\bar D_L(z) - \\hat\\beta_D(z)^\\top\\{\\bar P_L(z) - \\bar P_T(z)\\},
+
+is consistent, with the variance formulas of :mod:`slicewise.inference.variance` applied to D.
+Its asymptotic variance is (1 - (1 - pi) R^2_D(z)) Var(D | z) / n_eff, and
+Var(D | z) = Var(Y_a | z) + Var(Y_b | z) - 2 Cov(Y_a, Y_b | z): the shared item difficulty (the
+covariance of the two models' correctness across items) cancels, which separate profiles cannot
+exploit. D lies in [-1, 1]; the engine runs on D' = (D + 1) / 2 in [0, 1], and the estimate and the
+standard error map back exactly (2 theta' - 1, 2 se').
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+from types import MappingProxyType
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from ._linear import LINEAR_METHODS, LinearMethod, linear_pieces, scaled_influence
+from ._runner import check_common, fit_profile, method_options, pool_notes
+from ._typing import FloatArray, Kind, ObjectArray, Target
+from ._validation import check_choice, check_level, check_positive_int, check_rng
+from .api import check_method_needs, fit_with_warnings
+from .data.pairs import PAIRED_SIGNALS, PairData, PairedSignals, common_items, labeled_for_all
+from .data.pairs import pair_data as make_pair
+from .data.panel import LabelSpec, SignalSpec, make_panel
+from .exceptions import SlicewiseWarning
+from .inference.influence import (
+    bonferroni_critical,
+    correlation,
+    max_abs_draws,
+    max_t_critical,
+)
+from .locality.weights import make_locality
+from .methods.base import LabeledSet, MethodFit, PoolContext
+from .methods.registry import METHODS
+from .results import ConfidenceInterval, ProfileResult, normal_interval
+
+Correction = Literal["maxt", "bonferroni"]
+CORRECTIONS: tuple[Correction, ...] = ("maxt", "bonferroni")
+
+#: Labeled items per block when accumulating the joint covariance of all pairwise gaps.
+BLOCK = 4096
+
+
+class UnpairedLabelsWarning(SlicewiseWarning):
+    """Some items are labeled for only one model of a pair; the direct gap estimator skips them."""
+
+
+def _check_pair(model_a: object, model_b: object, *, func: str) -> None:
+    for name, value in (("model_a", model_a), ("model_b", model_b)):
+        if not isinstance(value, str):
+            raise TypeError(
+                f"The '{name}' parameter of {func} must be a model name (str). Got {value!r}."
+            )
+    if model_a == model_b:
+        raise ValueError(
+            f"The 'model_a' and 'model_b' parameters of {func} name the same model "
+            f"({model_a!r}); a paired gap needs two different models."
+        )
+
+
+def _pair_notes(pair: PairData, a: str, b: str, *, stacklevel: int) -> list[str]:
+    notes = [
+        f"Paired gap {a} - {b}: {pair.n_pairs} item(s) labeled for both models, pool of "
+        f"{pair.table.n_pool} item(s) evaluated by both; item-level signals used once: "
+        f"{list(pair.item_level)}."
+    ]
+    if pair.n_only_a or pair.n_only_b:
+        message = (
+            f"{pair.n_only_a} item(s) labeled only for {a!r} and {pair.n_only_b} only for {b!r} "
+            "were not used: the direct gap estimator needs both labels of an item (they count "
+            "as unlabeled pool items)."
+        )
+        warnings.warn(message, UnpairedLabelsWarning, stacklevel=stacklevel)
+        notes.append(message)
+    if pair.n_unmatched_a or pair.n_unmatched_b:
+        notes.append(
+            f"{pair.n_unmatched_a} row(s) of {a!r} and {pair.n_unmatched_b} of {b!r} have no row "
+            "for the other model and are outside the pair pool."
+        )
+    if pair.n_dropped:
+        notes.append(
+            f"{pair.n_dropped} item(s) labeled for both were not used: they are not labeled for "
+            "every ranked model."
+        )
+    return notes
+
+
+def to_gap_scale(result: ProfileResult) -> ProfileResult:
+    """Map a profile of D' = (D + 1) / 2 back to D: estimate 2 theta' - 1, se 2 se' (exact)."""
+    return dataclasses.replace(
+        result,
+        estimate=2.0 * result.estimate - 1.0,
+        se=2.0 * result.se,
+        naive_estimate=2.0 * result.naive_estimate - 1.0,
+        naive_se=2.0 * result.naive_se,
+    )
+
+
+def gap(
+    table: pd.DataFrame | str | os.PathLike[str],
+    *,
+    z: str | Sequence[str],
+    model_a: str,
+    model_b: str,
+    label: LabelSpec,
+    signals: SignalSpec = None,
+    model: str | None = None,
+    id: str | None = None,
+    kind: Kind | None = None,
+    method: str = "auto",
+    paired_signals: PairedSignals = "both",
+    grid: int | Sequence[Any] | FloatArray | None = None,
+    bandwidth: float | Sequence[float] | None = None,
+    nuisance_scale: float = 1.0,
+    ridge: float = 0.3,
+    C: float = 1.0,
+    strata: int = 5,
+    ppci_multiplier: float = 1.0,
+    ppi_bandwidth_scale: float = 1.0,
+    level: float = 0.95,
+    target: Target = "pool",
+    rng: int | np.random.Generator | None = None,
+) -> ProfileResult:
+    """Profile of the gap theta_a(z) - theta_b(z), estimated directly from paired differences.
+
+    Parameters
+    ----------
+    table : DataFrame or path
+        A long or wide model-item table (see :func:`slicewise.profile_models`).
+    z : str or list of str
+        Profile column(s).
+    model_a, model_b : str
+        The two models; the gap is a minus b.
+    label, signals, model, id, kind
+        As in :func:`slicewise.profile_models`.
+    method : str, default 'auto'
+        Any registered profile method, applied to the paired outcome.
+    paired_signals : {'both', 'difference'}, default 'both'
+        How model-specific signals enter: both models' columns side by side (2K columns; the
+        coefficient can form any combination, the difference included, so nothing is lost), or
+        their differences S_a - S_b (K columns; fewer coefficients to estimate from few pairs).
+        Signal columns whose values agree for the two models (item-level signals such as
+        difficulty) enter once either way.
+    grid, bandwidth, nuisance_scale, ridge, C, strata, ppci_multiplier, ppi_bandwidth_scale
+        As in :func:`slicewise.profile`. The grid is built from the Z of both models' items.
+    level : float, default 0.95
+    target : {'pool', 'population'}, default 'pool'
+        'pool': the realized gap sum_T w_{i,T}(z) (Y_ia - Y_ib) over the items evaluated by both;
+        'population': E[Y_a - Y_b | Z = z].
+    rng : int or numpy Generator, optional
+
+    Returns
+    -------
+    ProfileResult
+        On the gap scale [-1, 1]; ``params`` holds model_a, model_b, paired_signals and the pair
+        counts, ``notes`` how many single-labeled items were not used.
+
+    Notes
+    -----
+    With D = Y_a - Y_b and paired signals P (module notes),
+
+    .. math::
+
+        \\hat\\Delta(z) = \\bar D_L(z) - \\hat\\beta_D(z)^\\top\\{\\bar P_L(z) - \\bar P_T(z)\\},
+
+    computed on D' = (D + 1) / 2 and mapped back exactly. The direct estimator uses only items
+    labeled for both models; items labeled for one model count as unlabeled pool items (an
+    :class:`UnpairedLabelsWarning` reports how many). If the two models were labeled on
+    independent random subsets, the pairs are a random subset of the pool, so the estimator stays
+    valid.
+
+    References
+    ----------
+    LACE paper, Section 3.4 ("Direct paired model gaps").
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, slicewise as sw
+    >>> rng = np.random.default_rng(1)
+    >>> g = rng.integers(0, 3, 900)
+    >>> easy = rng.random(900) < 0.6
+    >>> ya = (easy | (rng.random(900) < 0.2)).astype(float)
+    >>> yb = (easy & (rng.random(900) < 0.9)).astype(float)
+    >>> frame = pd.DataFrame({"g": g, "a": ya, "b": yb, "difficulty": 1.0 - easy})
+    >>> frame.loc[300:, ["a", "b"]] = np.nan
+    >>> res = sw.gap(frame, z="g", model_a="a", model_b="b", label=["a", "b"],
+    ...              signals=["difficulty"], kind="ordinal")
+    >>> bool(np.all(res.estimate > 0))
+    True
+    """
+    func = "gap"
+    _check_pair(model_a, model_b, func=func)
+    method = check_choice(method, tuple(METHODS), name="method", func=func)
+    paired_signals = check_choice(paired_signals, PAIRED_SIGNALS, name="paired_signals", func=func)
+    level, target = check_common(level, target, func=func)
+    options = method_options(
+        func=func,
+        ridge=ridge,
+        nuisance_scale=nuisance_scale,
+        C=C,
+        strata=strata,
+        ppci_multiplier=ppci_multiplier,
+        ppi_bandwidth_scale=ppi_bandwidth_scale,
+        rng=check_rng(rng, func=func),
+    )
+    panel = make_panel(
+        table,
+        z=z,
+        label=label,
+        signals=signals,
+        model=model,
+        id=id,
+        kind=kind,
+        models=[model_a, model_b],
+        func=func,
+        models_name="model_a/model_b",
+    )
+    pair = make_pair(panel, model_a, model_b, paired_signals=paired_signals, func=func)
+    locality = make_locality(panel.items, grid=grid, bandwidth=bandwidth)
+    ctx = PoolContext.build(pair.table, locality)
+    check_method_needs(ctx, method, options)
+    labeled = LabeledSet.from_table(pair.table)
+    notes = _pair_notes(pair, model_a, model_b, stacklevel=2)
+    prefix = f"gap {model_a} - {model_b}: "
+    notes += pool_notes(pair.table, labeled, method, prefix=prefix, stacklevel=2)
+    params: dict[str, Any] = {
+        "estimand": "gap",
+        "model_a": model_a,
+        "model_b": model_b,
+        "paired_signals": paired_signals,
+        "signals": list(pair.table.signal_names),
+        "n_pairs": pair.n_pairs,
+        "n_only_a": pair.n_only_a,
+        "n_only_b": pair.n_only_b,
+    }
+    result = fit_profile(
+        ctx,
+        labeled,
+        method=method,
+        options=options,
+        target=target,
+        level=level,
+        params=params,
+        notes=notes,
+        prefix=prefix,
+        stacklevel=3,
+    )
+    return to_gap_scale(result)
+
+
+@dataclass(frozen=True, eq=False)
+class ModelRanking:
+    """All pairwise gaps of several models across the profile, with simultaneous intervals.
+
+    Attributes
+    ----------
+    models : tuple of str
+    pairs : tuple of (str, str)
+        (model_a, model_b) for a < b in the order of :attr:`models`.
+    z : ndarray of object, shape (G,) or (G, q)
+    estimate, se : ndarray of shape (P, G)
+        Gap estimates theta_a(z) - theta_b(z) and their standard errors.
+    correction : {'maxt', 'bonferroni'}
+    null_max : ndarray
+        Sorted draws of max |t| over the family under the joint normal law ('maxt'; empty for
+        'bonferroni'); their quantile at a level is the simultaneous critical value.
+    n_family : int
+        Number of (pair, grid point) intervals in the family (finite se).
+    level : float
+    target, method, kind : str
+    z_names : tuple of str
+    n_labeled : int
+        Items labeled for every model (the common labeled set used by every pair).
+    n_pool : int
+        Items evaluated by every model.
+    params : mapping
+    notes : tuple of str
+    """
+
+    models: tuple[str, ...]
+    pairs: tuple[tuple[str, str], ...]
+    z: ObjectArray
+    estimate: FloatArray
+    se: FloatArray
+    correction: str
+    null_max: FloatArray
+    n_family: int
+    level: float
+    target: str
+    method: str
+    kind: str
+    z_names: tuple[str, ...]
+    n_labeled: int
+    n_pool: int
+    params: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("estimate", "se", "null_max"):
+            arr = np.array(getattr(self, name), dtype=np.float64, copy=True)
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        z = np.array(self.z, dtype=object, copy=True)
+        z.setflags(write=False)
+        object.__setattr__(self, "z", z)
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        check_level(self.level, func="ModelRanking")
+
+    def critical_value(self, level: float | None = None) -> float:
+        """Simultaneous critical value at ``level`` (default: the result's level)."""
+        lvl = self.level if level is None else check_level(level, func="critical_value")
+        if self.correction == "maxt":
+            return max_t_critical(self.null_max, lvl)
+        return bonferroni_critical(self.n_family, lvl)
+
+    def ci(self, level: float | None = None) -> ConfidenceInterval:
+        """Simultaneous intervals over every pair and grid point, arrays of shape (P, G)."""
+        half = self.critical_value(level) * self.se
+        return ConfidenceInterval(low=self.estimate - half, high=self.estimate + half)
+
+    def pointwise_ci(self, level: float | None = None) -> ConfidenceInterval:
+        """Pointwise (unadjusted) normal intervals, shape (P, G)."""
+        lvl = self.level if level is None else check_level(level, func="pointwise_ci")
+        return normal_interval(self.estimate, self.se, lvl)
+
+    def _z_frame(self) -> pd.DataFrame:
+        if self.z.ndim == 1:
+            return pd.DataFrame({"z": self.z})
+        return pd.DataFrame({name: self.z[:, d] for d, name in enumerate(self.z_names)})
+
+    def to_frame(self, level: float | None = None) -> pd.DataFrame:
+        """Tidy table: one row per (pair, grid point).
+
+        Columns: model_a, model_b, z (or one per profile dimension), estimate, se, lower, upper
+        (simultaneous), pointwise_lower, pointwise_upper, verdict ('a > b', 'a < b' or
+        'unresolved' by the simultaneous interval).
+        """
+        sim = self.ci(level)
+        point = self.pointwise_ci(level)
+        frames = []
+        for p, (a, b) in enumerate(self.pairs):
+            frame = self._z_frame()
+            frame.insert(0, "model_b", b)
+            frame.insert(0, "model_a", a)
+            frame["estimate"] = self.estimate[p]
+            frame["se"] = self.se[p]
+            frame["lower"] = sim.low[p]
+            frame["upper"] = sim.high[p]
+            frame["pointwise_lower"] = point.low[p]
+            frame["pointwise_upper"] = point.high[p]
+            frame["verdict"] = np.where(
+                sim.low[p] > 0, "a > b", np.where(sim.high[p] < 0, "a < b", "unresolved")
+            )
+            frames.append(frame)
+        return pd.concat(frames, ignore_index=True)
+
+    def rank_frame(self, level: float | None = None) -> pd.DataFrame:
+        """Ranking view: one row per (grid point, model).
+
+        Columns: z..., model, score (mean estimated gap against the other models), wins and
+        losses (models it beats / that beat it by a simultaneous interval), rank_best
+        (1 + losses) and rank_worst (n_models - wins). Higher theta is better. Because the
+        intervals are simultaneous over every pair and grid point, all the rank ranges hold
+        jointly at the interval level.
+        """
+        sim = self.ci(level)
+        m = len(self.models)
+        g = self.estimate.shape[1]
+        gap_mat = np.zeros((m, m, g))
+        win = np.zeros((m, m, g), dtype=bool)
+        for p, (a, b) in enumerate(self.pairs):
+            i, j = self.models.index(a), self.models.index(b)
+            gap_mat[i, j], gap_mat[j, i] = self.estimate[p], -self.estimate[p]
+            win[i, j], win[j, i] = sim.low[p] > 0, sim.high[p] < 0
+        wins = win.sum(axis=1)
+        losses = win.sum(axis=0)
+        score = gap_mat.sum(axis=1) / max(m - 1, 1)
+        frames = []
+        for k, name in enumerate(self.models):
+            frame = self._z_frame()
+            frame["model"] = name
+            frame["score"] = score[k]
+            frame["wins"] = wins[k]
+            frame["losses"] = losses[k]
+            frame["rank_best"] = 1 + losses[k]
+            frame["rank_worst"] = m - wins[k]
+            frames.append(frame)
+        out = pd.concat(frames, ignore_index=True)
+        keys = list(self._z_frame().columns)
+        order = out.groupby(keys, sort=False).ngroup()
+        return (
+            out.assign(_g=order)
+            .sort_values(["_g", "score"], ascending=[True, False])
+            .drop(columns="_g")
+            .reset_index(drop=True)
+        )
+
+
+def rank_models(
+    table: pd.DataFrame | str | os.PathLike[str],
+    *,
+    z: str | Sequence[str],
+    label: LabelSpec,
+    signals: SignalSpec = None,
+    model: str | None = None,
+    models: Sequence[str] | None = None,
+    id: str | None = None,
+    kind: Kind | None = None,
+    method: LinearMethod = "lace",
+    paired_signals: PairedSignals = "both",
+    grid: int | Sequence[Any] | FloatArray | None = None,
+    bandwidth: float | Sequence[float] | None = None,
+    nuisance_scale: float = 1.0,
+    ridge: float = 0.3,
+    correction: Correction = "maxt",
+    n_draws: int = 10_000,
+    level: float = 0.95,
+    target: Target = "pool",
+    rng: int | np.random.Generator | None = None,
+) -> ModelRanking:
+    """Every pairwise gap of several models across the profile, with simultaneous intervals.
+
+    Parameters
+    ----------
+    table, z, label, signals, model, id, kind
+        As in :func:`slicewise.profile_models`.
+    models : list of str, optional
+        Models to rank (default: all; at least two).
+    method : {'lace', 'global_cv', 'naive'}, default 'lace'
+        A centered method with an explicit coefficient, whose influence values give the joint
+        covariance of the pairwise gaps.
+    paired_signals : {'both', 'difference'}, default 'both'
+        As in :func:`gap`.
+    grid, bandwidth, nuisance_scale, ridge
+        As in :func:`slicewise.profile`.
+    correction : {'maxt', 'bonferroni'}, default 'maxt'
+        'maxt': the critical value is the ``level`` quantile of max |t| over the whole family
+        (every pair and grid point) under the joint normal law of the gap estimates, whose
+        correlation comes from their item-level influence values (all pairs share one labeled
+        set); ``n_draws`` Monte-Carlo draws. 'bonferroni': z_{1 - (1 - level) / (2J)} for the J
+        intervals (conservative, no draws).
+    n_draws : int, default 10,000
+        Monte-Carlo draws of the max-|t| law.
+    level : float, default 0.95
+        Family-wise level: all intervals cover their gaps jointly with this probability.
+    target : {'pool', 'population'}, default 'pool'
+    rng : int or numpy Generator, optional
+        For the max-|t| draws.
+
+    Returns
+    -------
+    ModelRanking
+
+    Notes
+    -----
+    Each pair (a, b) is the direct paired gap of :func:`gap`, computed on the items evaluated by
+    every ranked model and labeled for every ranked model (the common labeled set L; pairs labeled
+    for only some models are reported in a note), so all P = m(m - 1)/2 estimates share L and their
+    linear representations are jointly normal. With phi^{(p)}_i(z) the scaled influence values of
+    :mod:`slicewise.inference.influence`, the joint covariance is
+
+    .. math::
+
+        \\mathrm{Cov}\\{\\hat\\Delta_p(z), \\hat\\Delta_{p'}(z')\\} \\approx
+        \\sum_{i \\in L} \\phi^{(p)}_i(z)\\, \\phi^{(p')}_i(z') ,
+
+    (plus the pool-sampling parts for the population target), exact on the diagonal. The max-|t|
+    critical value c solves P(max_{p,z} |Z_{p,z}| <= c) = level for Z ~ N(0, R) with R the
+    correlation matrix; it is never larger than Bonferroni's and accounts for the strong
+    dependence between gap(a, c), gap(a, b) and gap(b, c).
+
+    References
+    ----------
+    LACE paper, Section 3.4 ("Direct paired model gaps").
+    """
+    func = "rank_models"
+    method = check_choice(method, LINEAR_METHODS, name="method", func=func)
+    paired_signals = check_choice(paired_signals, PAIRED_SIGNALS, name="paired_signals", func=func)
+    correction = check_choice(correction, CORRECTIONS, name="correction", func=func)
+    n_draws = check_positive_int(n_draws, name="n_draws", func=func, minimum=100)
+    level, target = check_common(level, target, func=func)
+    generator = check_rng(rng, func=func)
+    options = method_options(func=func, ridge=ridge, nuisance_scale=nuisance_scale)
+    panel = make_panel(
+        table,
+        z=z,
+        label=label,
+        signals=signals,
+        model=model,
+        id=id,
+        kind=kind,
+        models=models,
+        func=func,
+    )
+    names = panel.models
+    if len(names) < 2:
+        raise ValueError(
+            f"The 'models' parameter of {func} must name at least two models to rank. Got "
+            f"{list(names)}."
+        )
+    items = common_items(panel, names)
+    if items.size == 0:
+        raise ValueError(f"No item is evaluated by every one of the models {list(names)}.")
+    keep = labeled_for_all(panel, names, items)
+    locality = make_locality(panel.items, grid=grid, bandwidth=bandwidth)
+    pairs = tuple(combinations(names, 2))
+    kernels: dict[float, Any] | None = None
+    fits: list[MethodFit] = []
+    influence_parts = []
+    notes: list[str] = [
+        f"{int(keep.sum())} item(s) labeled for every one of the {len(names)} models form the "
+        f"common labeled set of all {len(pairs)} pairs (pool: {items.size} items evaluated by all)."
+    ]
+    seen: set[str] = set()
+    for a, b in pairs:
+        pair = make_pair(
+            panel, a, b, paired_signals=paired_signals, func=func, items=items, keep=keep
+        )
+        if pair.n_only_a + pair.n_only_b + pair.n_dropped:
+            notes.append(
+                f"pair {a} - {b}: {pair.n_dropped} item(s) labeled for both but not for every "
+                f"model, {pair.n_only_a} only for {a!r}, {pair.n_only_b} only for {b!r}: not used."
+            )
+        ctx = PoolContext.build(pair.table, locality, kernels=kernels)
+        if kernels is None:
+            scales = {1.0, options.nuisance_scale if method == "lace" else 1.0}
+            kernels = {s: ctx.kernel(s) for s in scales}
+        labeled = LabeledSet.from_table(pair.table)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SlicewiseWarning)
+            fit, _, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
+        for item in caught:
+            text = str(item.message)
+            if text not in seen:
+                seen.add(text)
+                warnings.warn(text, item.category, stacklevel=2)
+        notes.extend(n for n in fit_notes if n not in notes)
+        fits.append(fit)
+        influence_parts.append(linear_pieces(ctx, labeled, method, options))
+    estimate = np.vstack([2.0 * f.estimate - 1.0 for f in fits])
+    var = np.vstack([f.var_pool if target == "pool" else f.var_population for f in fits])
+    se = 2.0 * np.sqrt(var)
+    family = np.isfinite(se.ravel()) & (se.ravel() > 0)
+    null_max = np.zeros(0)
+    if correction == "maxt":
+        cov = _joint_covariance(influence_parts, fits, target)
+        sub = correlation(cov[np.ix_(family, family)])
+        null_max = max_abs_draws(sub, n_draws=n_draws, rng=generator)
+    return ModelRanking(
+        models=names,
+        pairs=pairs,
+        z=locality.labels,
+        estimate=estimate,
+        se=se,
+        correction=correction,
+        null_max=null_max,
+        n_family=int(family.sum()),
+        level=level,
+        target=target,
+        method=method,
+        kind=locality.kind,
+        z_names=panel.items.z_names,
+        n_labeled=int(keep.sum()),
+        n_pool=int(items.size),
+        params={
+            "paired_signals": paired_signals,
+            "ridge": options.ridge,
+            "nuisance_scale": options.nuisance_scale,
+            "n_draws": n_draws if correction == "maxt" else 0,
+            "bandwidth": locality.bandwidth.tolist(),
+        },
+        notes=tuple(notes),
+    )
+
+
+def _joint_covariance(pieces: list[Any], fits: list[MethodFit], target: Target) -> FloatArray:
+    """Covariance of all (pair, grid point) estimates (D' units), accumulated over item blocks."""
+    n = pieces[0].index.size
+    g = fits[0].estimate.size
+    size = len(pieces) * g
+    cov = np.zeros((size, size))
+    for start in range(0, n, BLOCK):
+        rows = np.arange(start, min(start + BLOCK, n))
+        phis, psis = [], []
+        for piece, fit in zip(pieces, fits, strict=True):
+            phi, psi = scaled_influence(piece, fit, target, rows)
+            phis.append(phi)
+            if psi is not None:
+                psis.append(psi)
+        block = np.hstack(phis)
+        cov += block.T @ block
+        if psis:
+            extra = np.hstack(psis)
+            cov += extra.T @ extra
+    return cov
