@@ -21,14 +21,24 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT.parent / "shared" / "data" / "alpaca_eval"
 OUT = ROOT / "src" / "slicewise" / "datasets" / "alpaca_eval_claude21.csv"
 CANDIDATE = "claude-2.1"
-OTHERS = ["claude", "claude-2", "claude-instant-1.2", "Mixtral-8x7B-Instruct-v0.1_concise", "Qwen-14B-Chat"]
+OTHERS = [
+    "claude",
+    "claude-2",
+    "claude-instant-1.2",
+    "Mixtral-8x7B-Instruct-v0.1_concise",
+    "Qwen-14B-Chat",
+]
 SEED = 2024
 FRACTION = 0.10
 
 
 def main() -> None:
-    prefs = pd.read_csv(SOURCE / "ae2_weighted_gpt4turbo_preference_matrix.csv").set_index("item_id")
-    lengths = pd.read_csv(SOURCE / "ae2_weighted_gpt4turbo_output_length_matrix.csv").set_index("item_id")
+    prefs = pd.read_csv(SOURCE / "ae2_weighted_gpt4turbo_preference_matrix.csv").set_index(
+        "item_id"
+    )
+    lengths = pd.read_csv(SOURCE / "ae2_weighted_gpt4turbo_output_length_matrix.csv").set_index(
+        "item_id"
+    )
     items = pd.read_csv(SOURCE / "ae2_weighted_gpt4turbo_items.csv").set_index("item_id")
     frame = pd.DataFrame(index=items.index)
     frame["dataset"] = items["dataset"]
@@ -38,7 +48,7 @@ def main() -> None:
     frame["log_output_len"] = np.log(lengths[CANDIDATE]).round(4)
     frame["truth"] = (prefs[CANDIDATE] - 1.0).round(5)
     rng = np.random.default_rng(SEED)
-    labeled = rng.permutation(len(frame))[: int(round(FRACTION * len(frame)))]
+    labeled = rng.permutation(len(frame))[: round(FRACTION * len(frame))]
     gold = np.full(len(frame), np.nan)
     gold[labeled] = frame["truth"].to_numpy()[labeled]
     frame["gold"] = gold

@@ -30,10 +30,15 @@ from .exceptions import (
 from .locality.weights import make_locality
 from .methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext
 from .methods.registry import METHODS
+from .methods.smoothing import smooth_fit
 from .moments.sums import column_sums, square_column_sums, take_rows
 from .results import ProfileResult
 
 FUNC = "profile"
+#: Seed of the methods' cross-fitting when ``rng`` is None, so that a repeated call gives the
+#: same profile (pass a Generator for independent draws).
+DEFAULT_SEED = 0
+SMOOTHING = ("auto", "fh", "none")
 
 
 def _format_points(labels: Sequence[object], mask: np.ndarray) -> str:
@@ -196,6 +201,7 @@ def make_options(
     shrinkage: float | None = None,
     learner: str = "logistic",
     folds: int = 5,
+    smooth: str = "auto",
     rng: int | np.random.Generator | None = None,
     func: str = FUNC,
 ) -> MethodOptions:
@@ -221,7 +227,8 @@ def make_options(
         shrinkage=None if shrinkage is None else _check_shrinkage(shrinkage, func),
         learner=check_choice(learner, LEARNERS, name="learner", func=func),
         folds=check_positive_int(folds, name="folds", func=func, minimum=2),
-        rng=check_rng(rng, func=func),
+        smooth=check_choice(smooth, SMOOTHING, name="smooth", func=func),
+        rng=check_rng(DEFAULT_SEED if rng is None else rng, func=func),
     )
 
 
@@ -232,7 +239,7 @@ def profile(
     signals: str | Sequence[str] | None = None,
     label: str,
     kind: Kind | None = None,
-    method: str = "lace",
+    method: str = "auto",
     grid: int | Sequence[Any] | FloatArray | None = None,
     bandwidth: float | Sequence[float] | None = None,
     nuisance_scale: float = 1.0,
@@ -246,6 +253,7 @@ def profile(
     shrinkage: float | None = None,
     learner: str = "logistic",
     folds: int = 5,
+    smooth: str = "auto",
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
@@ -266,8 +274,11 @@ def profile(
         Gold label column (values in [0, 1], missing where unlabeled).
     kind : {'continuous', 'ordinal', 'categorical'}, optional
         Locality rule; inferred from the dtype when omitted (see :func:`make_table`).
-    method : str, default 'lace'
-        Any name listed by :func:`slicewise.methods`.
+    method : str, default 'auto'
+        Any name listed by :func:`slicewise.methods`. The default ``'auto'`` chooses among naive,
+        pooled, shrunk-local and learned control variates by cross-validated variance, and
+        smooths disjoint domains (see :func:`slicewise.methods.borrowing.fit_auto`); ``'lace'``
+        is the paper's estimator.
     grid : int or array-like, optional
         Grid points (see :func:`slicewise.locality.weights.make_locality`).
     bandwidth : float or list of float, optional
@@ -299,6 +310,10 @@ def profile(
         Learner of the cross-fitted prediction (``lace_learned``, ``auto``).
     folds : int, default 5
         Cross-fitting and cross-validation folds of L (``lace_learned``, ``lace_shrunk``, ``auto``).
+    smooth : {'auto', 'fh', 'none'}, default 'auto'
+        Fay-Herriot smoothing of the direct estimates across disjoint domains (categorical or
+        exact-level ordinal profiles; see :mod:`slicewise.methods.smoothing`). ``'auto'`` smooths
+        the ``auto`` method only, ``'fh'`` any method with a variance, ``'none'`` never.
     level : float, default 0.95
         Confidence level of the reported intervals.
     target : {'pool', 'population'}, default 'pool'
@@ -308,7 +323,8 @@ def profile(
     id : str, optional
         Item id column (checked for duplicates).
     rng : int or numpy Generator, optional
-        Randomness for methods that cross-fit.
+        Randomness of the methods that cross-fit (``auto``, the learned and prediction-based
+        methods). None uses a fixed seed, so the same call always returns the same profile.
 
     Returns
     -------
@@ -353,6 +369,7 @@ def profile(
         shrinkage=shrinkage,
         learner=learner,
         folds=folds,
+        smooth=smooth,
         rng=rng,
         func=FUNC,
     )
@@ -379,6 +396,10 @@ def profile(
         notes.append(message)
     labeled = LabeledSet.from_table(items)
     fit, naive, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
+    if options.smooth == "fh" and method != "auto":
+        smoothed = smooth_fit(ctx, labeled, fit, options)
+        fit_notes = [*fit_notes, *smoothed.notes[len(fit.notes) :]]
+        fit = smoothed
     params: dict[str, Any] = {
         "bandwidth": ctx.locality.bandwidth.tolist(),
         "kind": ctx.locality.kind,

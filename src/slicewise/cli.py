@@ -58,10 +58,10 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", required=True, help="gold label column (missing = unlabeled)")
     parser.add_argument(
         "--method",
-        default="lace",
+        default="auto",
         choices=sorted(METHODS),
         metavar="NAME",
-        help="estimator (see `slicewise methods`; default lace)",
+        help="estimator (see `slicewise methods`; default auto)",
     )
     parser.add_argument(
         "--grid",
@@ -212,7 +212,8 @@ def _run_demo(args: argparse.Namespace) -> int:
         "slicewise demo: AlpacaEval 2, candidate claude-2.1 (GPT-4-turbo judge preference over "
         f"gpt4_1106_preview).\nGold labels on a random {n_lab} of {len(frame)} instructions; cheap "
         "signals on all: five other models' preferences and the output length.\n"
-        "The full-pool truth is known here, so each profile is compared with it.\n"
+        "The full-pool truth is known here, so each profile is compared with it: naive (gold\n"
+        "labels only), the LACE paper's estimator, and slicewise's default (auto).\n"
     )
     runs: list[tuple[str, str, Kind]] = [
         ("length", "log_instruction_len", "continuous"),
@@ -220,7 +221,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     ]
     for stem, z, kind in runs:
         truth = profile(frame, z=z, label="truth", kind=kind, method="naive").estimate
-        for method in ("naive", "lace"):
+        for method in ("naive", "lace", "auto"):
             result = profile(
                 frame, z=z, signals=DEMO_SIGNALS, label="gold", kind=kind, method=method
             )
@@ -234,7 +235,7 @@ def _run_demo(args: argparse.Namespace) -> int:
                 f"-> RMSE against the full-pool truth: {rmse:.4f}; "
                 f"{covered:.0%} of the grid points covered\n"
             )
-            if method == "lace" and args.out is not None:
+            if method == "auto" and args.out is not None:
                 for path in write_outputs(result, Path(args.out) / stem, truth=truth):
                     print(f"wrote {path}")
                 print()

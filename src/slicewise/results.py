@@ -200,10 +200,13 @@ class ProfileResult:
 
 
 def _jsonable(value: Any) -> Any:
+    """Plain JSON values; non-finite floats become the strings 'inf', '-inf' or 'nan'."""
     if isinstance(value, np.ndarray):
-        return value.tolist()
+        return [_jsonable(v) for v in value.tolist()]
     if isinstance(value, np.generic):
-        return value.item()
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return str(value)
     if isinstance(value, tuple | list):
         return [_jsonable(v) for v in value]
     if isinstance(value, Mapping):

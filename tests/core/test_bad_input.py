@@ -149,7 +149,7 @@ def test_grid_level_must_exist() -> None:
 
 def test_lace_without_signals_is_an_error() -> None:
     with pytest.raises(ValueError, match="Method 'lace' needs at least one cheap signal"):
-        run(frame(), signals=None)
+        run(frame(), signals=None, method="lace")
 
 
 def test_oracle_needs_coef() -> None:

@@ -59,12 +59,12 @@ def test_profile_command_writes_the_api_result(
     np.testing.assert_allclose(written["estimate"], expected.estimate, rtol=1e-12)
     np.testing.assert_allclose(written["lower"], expected.ci().low, rtol=1e-12)
     payload = json.loads((out / "profile.json").read_text())
-    assert payload["method"] == "lace"
+    assert payload["method"] == "auto"
     assert payload["level"] == 0.9
     assert len(payload["rows"]) == 8
     assert (out / "profile.png").stat().st_size > 1000
     printed = capsys.readouterr().out
-    assert "lace profile over diff (continuous)" in printed
+    assert "auto profile over diff (continuous)" in printed
     assert f"{expected.estimate[0]:.3f}" in printed
 
 
@@ -99,7 +99,7 @@ def test_methods_command_lists_registry(capsys: pytest.CaptureFixture[str]) -> N
         assert name in printed
 
 
-def test_demo_runs_on_shipped_data_and_lace_beats_naive(
+def test_demo_runs_on_shipped_data_and_auto_beats_naive(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["demo", "--out", str(tmp_path)]) == 0
@@ -112,10 +112,10 @@ def test_demo_runs_on_shipped_data_and_lace_beats_naive(
     written = pd.read_csv(tmp_path / "length" / "profile.csv")
     np.testing.assert_allclose(written["estimate"], lace.estimate, rtol=1e-12)
     np.testing.assert_allclose(written["truth"], truth, rtol=1e-12)
-    rmse_lace = np.sqrt(np.mean((lace.estimate - truth) ** 2))
+    rmse_auto = np.sqrt(np.mean((lace.estimate - truth) ** 2))
     rmse_naive = np.sqrt(np.mean((lace.naive_estimate - truth) ** 2))
-    assert rmse_lace < rmse_naive
-    assert f"{rmse_lace:.4f}" in printed
+    assert rmse_auto < rmse_naive
+    assert f"{rmse_auto:.4f}" in printed
 
 
 def test_import_command_writes_the_reader_output(

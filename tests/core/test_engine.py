@@ -70,7 +70,14 @@ def test_engine_matches_slow_loop(b_scale: float, ridge: float) -> None:
     data = continuous_frame()
     grid = np.linspace(0.1, 0.9, 7)
     h = 0.08
-    kwargs = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous", "grid": grid}
+    kwargs = {
+        "z": "z",
+        "signals": SIGNALS,
+        "label": "y",
+        "kind": "continuous",
+        "grid": grid,
+        "method": "lace",
+    }
     pool = sw.profile(data, bandwidth=h, nuisance_scale=b_scale, ridge=ridge, **kwargs)
     pop = sw.profile(
         data, bandwidth=h, nuisance_scale=b_scale, ridge=ridge, target="population", **kwargs
@@ -101,7 +108,7 @@ def test_naive_matches_direct_weighted_mean_and_ratio_variance() -> None:
 def test_item_order_does_not_matter() -> None:
     data = continuous_frame()
     shuffled = data.sample(frac=1.0, random_state=3).reset_index(drop=True)
-    kwargs = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous"}
+    kwargs = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous", "method": "lace"}
     a = sw.profile(data, **kwargs)
     b = sw.profile(shuffled, **kwargs)
     np.testing.assert_allclose(a.estimate, b.estimate, rtol=1e-10)
@@ -111,7 +118,14 @@ def test_item_order_does_not_matter() -> None:
 def test_affine_rescaling_of_a_signal_with_zero_ridge() -> None:
     data = continuous_frame()
     scaled = data.assign(s1=lambda f: -40.0 * f["s1"] + 7.0, s3=lambda f: 0.01 * f["s3"] - 2)
-    kwargs = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous", "ridge": 0.0}
+    kwargs = {
+        "z": "z",
+        "signals": SIGNALS,
+        "label": "y",
+        "kind": "continuous",
+        "ridge": 0.0,
+        "method": "lace",
+    }
     a = sw.profile(data, **kwargs)
     b = sw.profile(scaled, **kwargs)
     np.testing.assert_allclose(a.estimate, b.estimate, rtol=1e-9)
@@ -129,7 +143,14 @@ def test_adding_pure_noise_signal_leaves_the_mean_unchanged() -> None:
     truth_y = data["y"].to_numpy()
     data["noise"] = rng.normal(size=len(data))
     grid = np.linspace(0.15, 0.85, 5)
-    kwargs = {"z": "z", "label": "y", "kind": "continuous", "grid": grid, "bandwidth": 0.1}
+    kwargs = {
+        "z": "z",
+        "label": "y",
+        "kind": "continuous",
+        "grid": grid,
+        "bandwidth": 0.1,
+        "method": "lace",
+    }
     diffs = []
     for _ in range(300):
         masked = data.copy()

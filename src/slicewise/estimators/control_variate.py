@@ -60,16 +60,21 @@ class CoefficientFit:
         return cls(coef=coef, df=zeros, df2=zeros)
 
 
-def ridge_coefficient(pool: PoolMoments, lab: LabeledMoments, ridge: float) -> CoefficientFit:
+def ridge_coefficient(
+    pool: PoolMoments, lab: LabeledMoments, ridge: float, *, prior: FloatArray | None = None
+) -> CoefficientFit:
     """Local ridge control-variate coefficient (LACE paper, Section 3.3).
 
     .. math::
 
-        \\hat\\beta(z) = \\{\\hat\\Sigma_{XX,T,b}(z) + \\lambda I\\}^{+}\\,\\hat\\Sigma_{XY,L,b}(z)
+        \\hat\\beta(z) = \\{\\hat\\Sigma_{XX,T,b}(z) + \\lambda I\\}^{+}
+            \\{\\hat\\Sigma_{XY,L,b}(z) + \\lambda \\beta_0\\}
 
     computed by an eigendecomposition of the pool covariance, so that a signal that is constant
-    inside a neighbourhood (a zero eigenvalue) never breaks the solve. Grid points whose
-    b-neighbourhood has no labeled or no pool mass get a zero coefficient (naive there).
+    inside a neighbourhood (a zero eigenvalue) never breaks the solve. The penalty pulls toward the
+    prior coefficient beta_0 (``prior``, default 0: the paper's ridge; a learned prediction of Y has
+    the natural prior coefficient 1). Grid points whose b-neighbourhood has no labeled or no pool
+    mass get the prior coefficient.
 
     Returns
     -------
@@ -89,7 +94,8 @@ def ridge_coefficient(pool: PoolMoments, lab: LabeledMoments, ridge: float) -> C
         & np.all(np.isfinite(cov), axis=(1, 2))
     )
     safe_cov = np.where(usable[:, None, None], cov, 0.0)
-    safe_cross = np.where(usable[:, None], cross, 0.0)
+    target = np.zeros(p) if prior is None else np.asarray(prior, dtype=np.float64)
+    safe_cross = np.where(usable[:, None], cross, 0.0) + ridge * target
     eigval, eigvec = np.linalg.eigh(safe_cov)
     eigval = np.clip(eigval, 0.0, None)  # round-off can make a PSD matrix slightly indefinite
     denom = eigval + ridge
@@ -98,6 +104,7 @@ def ridge_coefficient(pool: PoolMoments, lab: LabeledMoments, ridge: float) -> C
     inv = np.where(keep, 1.0 / np.where(keep, denom, 1.0), 0.0)
     rotated = np.einsum("gji,gj->gi", eigvec, safe_cross)
     coef = np.einsum("gij,gj->gi", eigvec, inv * rotated)
+    coef = np.where(usable[:, None], coef, target)
     hat = np.where(keep, eigval * inv, 0.0)
     return CoefficientFit(coef=coef, df=hat.sum(axis=1), df2=(hat**2).sum(axis=1))
 

@@ -28,7 +28,8 @@ Learners: ``'logistic'`` is an L2 logistic regression (fractional labels by the 
 trick of :mod:`slicewise.estimators.predictors`) on the standardised signals, the profile and their
 interactions (one-hot levels x signals for discrete profiles with at most
 :data:`MAX_INTERACTION_LEVELS` levels; Z, Z^2 and Z x S for continuous ones), so that the signals'
-usefulness may change across the profile. ``'boosting'`` is scikit-learn's histogram gradient
+usefulness may change across the profile. The level and interaction columns are left unscaled so
+that the penalty acts as a hierarchical prior: a level with few labels keeps the main effects. ``'boosting'`` is scikit-learn's histogram gradient
 boosting on (Z, S) (classifier for binary labels, squared-error regressor otherwise).
 """
 
@@ -40,7 +41,6 @@ from typing import Literal
 import numpy as np
 
 from .._typing import FloatArray, IntArray, KernelMatrix, Kind
-from ..data.folds import balanced_folds
 from ..moments.sums import column_sums, take_rows, weighted_sums
 from .predictors import fit_logistic, standardize_columns
 
@@ -73,10 +73,13 @@ def learner_design(z: FloatArray, kind: Kind, features: FloatArray, learner: Lea
     if kind != "continuous" and levels.size <= MAX_INTERACTION_LEVELS:
         onehot = np.asarray(z[:, :1] == levels[None, :], dtype=np.float64)
         inter = (onehot[:, :, None] * features[:, None, :]).reshape(z.shape[0], -1)
-        return standardize_columns(np.column_stack([features, onehot, inter]))
+        # Level indicators and level x signal interactions are NOT standardised: a rare level's
+        # columns keep their natural scale, so the L2 penalty shrinks its deviations from the
+        # main effects hard (a hierarchical prior), instead of inflating them by 1 / sd.
+        return np.column_stack([features, onehot, inter])
     zs = standardize_columns(z)
     inter = (zs[:, :, None] * features[:, None, :]).reshape(z.shape[0], -1)
-    return standardize_columns(np.column_stack([features, zs, zs**2, inter]))
+    return np.column_stack([features, zs, standardize_columns(zs**2), inter])
 
 
 def _fit_predict(
@@ -174,8 +177,13 @@ def cross_fit(
     c: float,
     categorical: bool,
     rng: np.random.Generator,
+    fold: IntArray | None = None,
 ) -> CrossFit:
-    """Fit ``folds`` learners, each without one outcome-balanced fold of L, and predict the pool.
+    """Fit ``folds`` learners, each without one fold of L, and predict the pool.
+
+    The folds are a uniformly random partition of L (not balanced on the outcome): then, given
+    the other folds, each fold is a simple random sample of the items not used to train its
+    model, which is what makes the centering of :meth:`CrossFit.centering` exact.
 
     Parameters
     ----------
@@ -194,13 +202,18 @@ def cross_fit(
         Whether the first design column is a categorical profile code (boosting only).
     rng : numpy Generator
         Draws the folds and seeds the boosting learner.
+    fold : ndarray of int, shape (n,), optional
+        A given fold of every labeled item (0 .. F-1) instead of a random partition.
 
     Returns
     -------
     CrossFit
     """
-    n_folds = max(2, min(folds, y.size))
-    fold = balanced_folds(y, n_folds, rng)
+    if fold is None:
+        n_folds = max(2, min(folds, y.size))
+        fold = np.asarray(rng.permutation(y.size) % n_folds, dtype=np.intp)
+    else:
+        n_folds = int(fold.max()) + 1
     preds = np.empty((n_folds, design.shape[0]))
     oof = np.empty(y.size)
     for k in range(n_folds):

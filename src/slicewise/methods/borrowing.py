@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._typing import FloatArray, IntArray
+from .._typing import FloatArray, IntArray, KernelMatrix
 from ..data.folds import balanced_folds
 from ..estimators.control_variate import (
     CoefficientFit,
@@ -36,8 +36,9 @@ from ..estimators.learned import (
     learner_design,
 )
 from ..inference.cv_variance import cross_validated_variance, dense_weights
-from ..moments.sums import LabeledMoments, PoolMoments, take_rows
+from ..moments.sums import LabeledMoments, PoolMoments, as_dense_if_small, take_rows
 from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
+from .smoothing import disjoint_domains, shrinkage_weights, smooth_fit
 
 #: Shrinkage strengths kappa tried when none is given (0 = LACE, inf = one pooled coefficient).
 SHRINKAGE_GRID: tuple[float, ...] = (0.0, 4.0, 16.0, 64.0, np.inf)
@@ -59,11 +60,14 @@ class FeatureSet:
         features the pool mean of the prediction column is the exact centering Mbar(z).
     x_lab : ndarray of shape (n, p)
         Features of the labeled items (out-of-fold predictions for learned ones).
+    prior : ndarray of shape (p,), optional
+        Coefficient the ridge penalty pulls toward (1 on the raw prediction, 0 on the signals).
     """
 
     name: str
     pool: dict[float, PoolMoments]
     x_lab: FloatArray
+    prior: FloatArray | None = None
 
 
 @dataclass(frozen=True)
@@ -131,49 +135,69 @@ def learned_features(
         adjusted[:, 0] = np.where(np.isfinite(moments.mean[:, 0]), centre, np.nan)
         pool[s] = replace(moments, mean=adjusted)
     name = "learned+signals" if with_signals else "learned"
-    return FeatureSet(name=name, pool=pool, x_lab=lab_x)
+    prior = np.zeros(pool_x.shape[1])
+    prior[0] = scale  # coefficient 1 on the raw prediction, in standardised units
+    return FeatureSet(name=name, pool=pool, x_lab=lab_x, prior=prior)
 
 
-def coefficient_rule(
-    ctx: PoolContext,
-    labeled: LabeledSet,
-    features: FeatureSet,
-    candidate: Candidate,
-    ridge: float,
-) -> Callable[[IntArray], tuple[CoefficientFit, FloatArray]]:
-    """Coefficient of ``candidate`` fitted on a subset of the labeled items (positions into L).
+class CoefficientCache:
+    """Local (per nuisance scale) and pooled coefficients of one feature set, fitted on subsets of
+    the labeled set and memoised, so that every shrinkage strength reuses the same fits.
 
-    Returns the CoefficientFit and the shrinkage weight omega(z) (1 for a purely local rule, 0 for
-    the pooled one).
+    Labeled kernel rows are taken (and densified when small) once per scale.
     """
-    kernel = ctx.kernel(1.0)
-    kernel_b = ctx.kernel(candidate.nuisance_scale)
-    kernel_inf = ctx.kernel(np.inf)
 
-    def rule(rows: IntArray) -> tuple[CoefficientFit, FloatArray]:
-        idx = labeled.index[rows]
-        y = labeled.y[rows]
-        x = features.x_lab[rows]
-        k_rows = take_rows(kernel, idx)
-        lab_b = LabeledMoments.from_rows(k_rows, take_rows(kernel_b, idx), y, x)
-        g = k_rows.shape[1]
-        if np.isinf(candidate.shrinkage):
-            lab_inf = LabeledMoments.from_rows(k_rows, take_rows(kernel_inf, idx), y, x)
-            return ridge_coefficient(features.pool[np.inf], lab_inf, ridge), np.zeros(g)
-        local = ridge_coefficient(features.pool[candidate.nuisance_scale], lab_b, ridge)
-        if candidate.shrinkage == 0:
-            return local, np.ones(g)
-        lab_inf = LabeledMoments.from_rows(k_rows, take_rows(kernel_inf, idx), y, x)
-        pooled = ridge_coefficient(features.pool[np.inf], lab_inf, ridge)
-        with np.errstate(divide="ignore"):
-            n_eff = np.where(
-                lab_b.sum_wb2 > 0, 1.0 / np.where(lab_b.sum_wb2 > 0, lab_b.sum_wb2, 1), 0
+    def __init__(
+        self, ctx: PoolContext, labeled: LabeledSet, features: FeatureSet, ridge: float
+    ) -> None:
+        self._ctx = ctx
+        self._labeled = labeled
+        self._features = features
+        self._ridge = ridge
+        self._rows: dict[float, KernelMatrix] = {}
+        self._fits: dict[tuple[float, bytes], tuple[CoefficientFit, FloatArray]] = {}
+
+    def _kernel_rows(self, scale: float) -> KernelMatrix:
+        if scale not in self._rows:
+            rows = take_rows(self._ctx.kernel(scale), self._labeled.index)
+            self._rows[scale] = as_dense_if_small(rows)
+        return self._rows[scale]
+
+    def fit(self, scale: float, rows: IntArray) -> tuple[CoefficientFit, FloatArray]:
+        """Ridge coefficient at nuisance scale ``scale`` (inf = pooled) on labeled positions
+        ``rows``, and the labeled effective size n_eff,b(z) = 1 / sum (w^b)^2 of that subset."""
+        key = (scale, rows.tobytes())
+        if key not in self._fits:
+            y = self._labeled.y[rows]
+            x = self._features.x_lab[rows]
+            k_rows = self._kernel_rows(1.0)[rows]
+            kb_rows = self._kernel_rows(scale)[rows]
+            lab = LabeledMoments.from_rows(k_rows, kb_rows, y, x)
+            coef = ridge_coefficient(
+                self._features.pool[scale], lab, self._ridge, prior=self._features.prior
             )
-        fit = shrunk_coefficient(local, pooled, n_eff, candidate.shrinkage)
-        omega = n_eff / (n_eff + candidate.shrinkage)
-        return fit, omega
+            with np.errstate(divide="ignore"):
+                n_eff = np.where(
+                    lab.sum_wb2 > 0, 1.0 / np.where(lab.sum_wb2 > 0, lab.sum_wb2, 1), 0
+                )
+            self._fits[key] = (coef, n_eff)
+        return self._fits[key]
 
-    return rule
+    def rule(self, candidate: Candidate) -> Callable[[IntArray], tuple[CoefficientFit, FloatArray]]:
+        """Coefficient of ``candidate`` on a subset of L, with its shrinkage weight omega(z)."""
+
+        def rule(rows: IntArray) -> tuple[CoefficientFit, FloatArray]:
+            pooled, _ = self.fit(np.inf, rows)
+            g = pooled.coef.shape[0]
+            if np.isinf(candidate.shrinkage):
+                return pooled, np.zeros(g)
+            local, n_eff = self.fit(candidate.nuisance_scale, rows)
+            if candidate.shrinkage == 0:
+                return local, np.ones(g)
+            fit = shrunk_coefficient(local, pooled, n_eff, candidate.shrinkage)
+            return fit, n_eff / (n_eff + candidate.shrinkage)
+
+        return rule
 
 
 def _family_candidates(
@@ -206,6 +230,7 @@ def choose_and_fit(
     families: Sequence[str],
     include_naive: bool,
     method: str,
+    point_weights: FloatArray | None = None,
 ) -> MethodFit:
     """Score every candidate by cross-validated variance, refit the best on all of L.
 
@@ -218,6 +243,10 @@ def choose_and_fit(
         :data:`NAIVE_MARGIN` times its own).
     method : str
         Name reported in the notes.
+    point_weights : ndarray of shape (G,), optional
+        Weight of each grid point's variance in the criterion (default 1). When the estimate is
+        smoothed afterwards, a domain's direct variance enters the final error with the square of
+        its shrinkage weight, so ``auto`` passes gamma_g^2.
     """
     rng = options.rng if options.rng is not None else np.random.default_rng(0)
     candidates = _family_candidates(ctx, families, options)
@@ -259,16 +288,30 @@ def choose_and_fit(
         lambda rows: CoefficientFit.fixed(np.zeros((g, 0))),
     )
     scores: dict[Candidate, FloatArray] = {}
+    caches = {
+        name: CoefficientCache(ctx, labeled, feats, options.ridge)
+        for name, feats in feature_sets.items()
+    }
     for cand in candidates:
         feats = feature_sets[cand.features]
-        rule = coefficient_rule(ctx, labeled, feats, cand, options.ridge)
         scores[cand] = cross_validated_variance(
-            weights, fraction, labeled.y, feats.x_lab, fold, _first(rule)
+            weights,
+            fraction,
+            labeled.y,
+            feats.x_lab,
+            fold,
+            _first(caches[cand.features].rule(cand)),
         )
     usable = np.isfinite(naive_score) & np.all([np.isfinite(v) for v in scores.values()], axis=0)
-    total_naive = float(naive_score[usable].sum()) if usable.any() else np.nan
+    if point_weights is not None:
+        point = np.where(np.isfinite(point_weights), point_weights, 1.0)
+        naive_score = naive_score * point
+        scores = {c: v * point for c, v in scores.items()}
+    total_naive = float(naive_score[usable].sum()) if usable.any() else 0.0
     ratios = (
-        {c: float(v[usable].sum()) / total_naive for c, v in scores.items()} if usable.any() else {}
+        {c: float(v[usable].sum()) / total_naive for c, v in scores.items()}
+        if total_naive > 0
+        else {}
     )
     best = min(ratios, key=ratios.__getitem__) if ratios else None
     table = {c.label: round(r, 4) for c, r in sorted(ratios.items(), key=lambda kv: kv[1])}
@@ -277,7 +320,7 @@ def choose_and_fit(
         from .control_variates import fit_naive
 
         reason = (
-            "no grid point had enough labels to compare candidates"
+            "no grid point had enough labels, and unlabeled items, to compare candidates"
             if best is None
             else f"no candidate's cross-validated variance was below {NAIVE_MARGIN:g} x naive "
             f"(best: {best.label} at {ratios[best]:.3f})"
@@ -289,7 +332,7 @@ def choose_and_fit(
             notes=(f"{method} chose naive: {reason}.",),
         )
     feats = feature_sets[best.features]
-    coef, omega = coefficient_rule(ctx, labeled, feats, best, options.ridge)(np.arange(labeled.n))
+    coef, omega = caches[best.features].rule(best)(np.arange(labeled.n))
     pool = feats.pool[best.nuisance_scale if not np.isinf(best.shrinkage) else np.inf]
     lab = LabeledMoments.from_rows(
         take_rows(pool.kernel, labeled.index),
@@ -381,21 +424,39 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     toward it (kappa in {0, 4, 16, 64}, b / h in {1, 2, 4} for ordered profiles); a cross-fitted
     learned prediction alone and with the signals, with the same coefficient rules. The winner is the
     smallest cross-validated variance summed over grid points; naive is kept unless a candidate
-    scores below 0.98 x naive. The result's notes and params report the choice and every
-    candidate's score; ``borrowed`` marks grid points whose coefficient leans on the pooled one.
-    Intervals are those of the chosen estimator (coverage after selection is measured in the test
-    suite and docs/results).
+    scores below 0.98 x naive. On disjoint domains (categorical or exact-level ordinal profiles)
+    the chosen direct estimates are then smoothed with a Bayesian Fay-Herriot model
+    (:mod:`slicewise.methods.smoothing`; ``smooth='none'`` turns this off), and the criterion
+    weighs each domain's variance by the square of its preliminary shrinkage weight, since that
+    is how much of it survives smoothing. The result's notes and params report the choice and
+    every candidate's score; ``borrowed`` marks grid points that lean on the pooled coefficient
+    or on the smoothing model. Intervals are those of the chosen estimator (posterior intervals
+    after smoothing); their coverage after selection is measured in the test suite and
+    docs/results.
     """
     if ctx.features.shape[1] == 0:
         from .control_variates import fit_naive
 
         fit = fit_naive(ctx, labeled, options)
-        return replace(fit, notes=("auto chose naive: no cheap signals were given.",))
-    return choose_and_fit(
+        fit = replace(fit, notes=("auto chose naive: no cheap signals were given.",))
+        if options.smooth != "none" and disjoint_domains(ctx):
+            return smooth_fit(ctx, labeled, fit, options)
+        return fit
+    smoothing = options.smooth != "none" and disjoint_domains(ctx)
+    gamma = None
+    if smoothing:
+        from .control_variates import fit_naive
+
+        gamma = shrinkage_weights(ctx, labeled, fit_naive(ctx, labeled, options), options)
+    fit = choose_and_fit(
         ctx,
         labeled,
         options,
         families=("signals", "learned", "learned+signals"),
         include_naive=True,
         method="auto",
+        point_weights=None if gamma is None else gamma**2,
     )
+    if smoothing:
+        return smooth_fit(ctx, labeled, fit, options)
+    return fit

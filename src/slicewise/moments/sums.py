@@ -68,6 +68,18 @@ def multiply(a: KernelMatrix, b: KernelMatrix) -> KernelMatrix:
     return sp.csr_array(a.multiply(b))
 
 
+#: Labeled kernel rows with at most this many entries are densified: for a few thousand labeled
+#: items dense products beat sparse ones, whose per-call overhead dominates.
+DENSE_LIMIT = 4_000_000
+
+
+def as_dense_if_small(kernel: KernelMatrix) -> KernelMatrix:
+    """A dense copy of a sparse kernel block with at most :data:`DENSE_LIMIT` entries."""
+    if isinstance(kernel, np.ndarray) or kernel.shape[0] * kernel.shape[1] > DENSE_LIMIT:
+        return kernel
+    return np.asarray(kernel.toarray(), dtype=np.float64)
+
+
 def weighted_sums(kernel: KernelMatrix, values: FloatArray) -> FloatArray:
     """``kernel.T @ values``: (G, p) unnormalised local sums of the columns of ``values``."""
     out = kernel.T @ values
@@ -218,6 +230,9 @@ class LabeledMoments:
         cls, k: KernelMatrix, kb: KernelMatrix, label: FloatArray, x: FloatArray
     ) -> LabeledMoments:
         """Labeled sums from the labeled kernel rows (at h and at b), labels and features."""
+        same = kb is k
+        k = as_dense_if_small(k)
+        kb = k if same else as_dense_if_small(kb)
         n = label.shape[0]
         aug = np.column_stack([np.ones(n), label, x])
         d = aug.shape[1]
