@@ -38,7 +38,7 @@ def dense_weights(kernel: KernelMatrix, index: IntArray) -> tuple[FloatArray, Fl
     return np.asarray(weights, dtype=np.float64), mass
 
 
-def cross_validated_variance(
+def cross_validated_contributions(
     weights: FloatArray,
     fraction: FloatArray,
     y: FloatArray,
@@ -46,7 +46,10 @@ def cross_validated_variance(
     fold: IntArray,
     coefficient: Callable[[IntArray], CoefficientFit],
 ) -> FloatArray:
-    """Out-of-fold pool-target variance of theta_hat(z) for one candidate coefficient rule.
+    """Item-level terms of the out-of-fold pool-target variance, shape (n, G).
+
+    Column z sums to :math:`\\widehat V_{cv}(z)`; row i is item i's share, which lets a caller
+    compare two candidates with a paired standard error.
 
     Parameters
     ----------
@@ -65,8 +68,8 @@ def cross_validated_variance(
 
     Returns
     -------
-    ndarray of shape (G,)
-        NaN where the labeled neighbourhood is too small (sum w^2 >= 1).
+    ndarray of shape (n, G)
+        NaN columns where the labeled neighbourhood is too small (sum w^2 >= 1).
     """
     resid = np.empty_like(weights)
     for k in np.unique(fold):
@@ -76,7 +79,22 @@ def cross_validated_variance(
         resid[test] = y[test, None] - x[test] @ coef.T
     ebar = np.einsum("ig,ig->g", weights, resid)
     sum_w2 = np.einsum("ig,ig->g", weights, weights)
-    spread = np.einsum("ig,ig->g", weights**2, (resid - ebar) ** 2)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(sum_w2 < 1.0, (1.0 - fraction) / (1.0 - sum_w2), np.nan)
-    return np.asarray(scale * spread, dtype=np.float64)
+    return np.asarray(scale * weights**2 * (resid - ebar) ** 2, dtype=np.float64)
+
+
+def cross_validated_variance(
+    weights: FloatArray,
+    fraction: FloatArray,
+    y: FloatArray,
+    x: FloatArray,
+    fold: IntArray,
+    coefficient: Callable[[IntArray], CoefficientFit],
+) -> FloatArray:
+    """Out-of-fold pool-target variance of theta_hat(z) for one candidate coefficient rule, (G,).
+
+    The column sums of :func:`cross_validated_contributions` (same parameters).
+    """
+    contributions = cross_validated_contributions(weights, fraction, y, x, fold, coefficient)
+    return np.asarray(contributions.sum(axis=0), dtype=np.float64)

@@ -35,7 +35,7 @@ from ..estimators.learned import (
     cross_fit,
     learner_design,
 )
-from ..inference.cv_variance import cross_validated_variance, dense_weights
+from ..inference.cv_variance import cross_validated_contributions, dense_weights
 from ..moments.sums import LabeledMoments, PoolMoments, as_dense_if_small, take_rows
 from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
 from .smoothing import disjoint_domains, shrinkage_weights, smooth_fit
@@ -77,6 +77,21 @@ class Candidate:
     features: str
     nuisance_scale: float
     shrinkage: float
+
+    @property
+    def complexity(self) -> float:
+        """Order of simplicity for the one-standard-error rule (smaller is simpler).
+
+        Naive, then the signals before learned features; within a family the pooled coefficient,
+        then strong to weak shrinkage, and wide before narrow nuisance bandwidths.
+        """
+        if self.features == "none":
+            return -1.0
+        family = {"signals": 0.0, "learned": 10.0, "learned+signals": 20.0}[self.features]
+        if np.isinf(self.shrinkage):
+            return family
+        strength = 1.0 + 5.0 / (1.0 + self.shrinkage)  # kappa 64 -> ~1.1, kappa 0 -> 6
+        return family + strength + 0.1 * (4.0 / self.nuisance_scale)
 
     @property
     def label(self) -> str:
@@ -279,22 +294,24 @@ def choose_and_fit(
         )
     empty = np.zeros((labeled.n, 0))
     g = ctx.grid_size
-    naive_score = cross_validated_variance(
-        weights,
-        fraction,
-        labeled.y,
-        empty,
-        fold,
-        lambda rows: CoefficientFit.fixed(np.zeros((g, 0))),
-    )
-    scores: dict[Candidate, FloatArray] = {}
+    naive = Candidate("none", 1.0, 0.0)
+    terms: dict[Candidate, FloatArray] = {
+        naive: cross_validated_contributions(
+            weights,
+            fraction,
+            labeled.y,
+            empty,
+            fold,
+            lambda rows: CoefficientFit.fixed(np.zeros((g, 0))),
+        )
+    }
     caches = {
         name: CoefficientCache(ctx, labeled, feats, options.ridge)
         for name, feats in feature_sets.items()
     }
     for cand in candidates:
         feats = feature_sets[cand.features]
-        scores[cand] = cross_validated_variance(
+        terms[cand] = cross_validated_contributions(
             weights,
             fraction,
             labeled.y,
@@ -302,28 +319,20 @@ def choose_and_fit(
             fold,
             _first(caches[cand.features].rule(cand)),
         )
-    usable = np.isfinite(naive_score) & np.all([np.isfinite(v) for v in scores.values()], axis=0)
-    if point_weights is not None:
-        point = np.where(np.isfinite(point_weights), point_weights, 1.0)
-        naive_score = naive_score * point
-        scores = {c: v * point for c, v in scores.items()}
-    total_naive = float(naive_score[usable].sum()) if usable.any() else 0.0
-    ratios = (
-        {c: float(v[usable].sum()) / total_naive for c, v in scores.items()}
-        if total_naive > 0
-        else {}
-    )
-    best = min(ratios, key=ratios.__getitem__) if ratios else None
+    best, ratios = _one_standard_error_choice(terms, point_weights, include_naive)
     table = {c.label: round(r, 4) for c, r in sorted(ratios.items(), key=lambda kv: kv[1])}
     params: dict[str, Any] = {"ridge": options.ridge, "cv_variance_ratio": table}
-    if best is None or (include_naive and ratios[best] >= NAIVE_MARGIN):
+    if best is None or best.features == "none":
         from .control_variates import fit_naive
 
+        runner = min(
+            (c for c in ratios if c.features != "none"), key=ratios.__getitem__, default=None
+        )
         reason = (
             "no grid point had enough labels, and unlabeled items, to compare candidates"
-            if best is None
-            else f"no candidate's cross-validated variance was below {NAIVE_MARGIN:g} x naive "
-            f"(best: {best.label} at {ratios[best]:.3f})"
+            if best is None or runner is None
+            else f"no candidate's cross-validated variance was below {NAIVE_MARGIN:g} x naive's "
+            f"(best: {runner.label} at {ratios[runner]:.3f})"
         )
         fit = fit_naive(ctx, labeled, options)
         return replace(
@@ -342,11 +351,15 @@ def choose_and_fit(
     )
     fit = linear_fit(pool, lab, coef)
     borrowed = omega < 0.5
-    runner = sorted(ratios.items(), key=lambda kv: kv[1])
-    second = f"; next best {runner[1][0].label} at {runner[1][1]:.3f}" if len(runner) > 1 else ""
+    lowest = min(ratios, key=ratios.__getitem__)
+    rule = (
+        ""
+        if lowest == best
+        else f"; the lowest, {lowest.label} at {ratios[lowest]:.3f}, is within one standard "
+        "error, so the simpler candidate is kept"
+    )
     note = (
-        f"{method} chose {best.label}: cross-validated variance {ratios[best]:.3f} x naive "
-        f"over {int(usable.sum())} grid points{second}."
+        f"{method} chose {best.label}: cross-validated variance {ratios[best]:.3f} x naive{rule}."
     )
     if borrowed.any():
         note += f" {int(borrowed.sum())} grid point(s) lean on the pooled coefficient (borrowed)."
@@ -363,6 +376,47 @@ def choose_and_fit(
         },
         notes=(note,),
     )
+
+
+def _one_standard_error_choice(
+    terms: dict[Candidate, FloatArray],
+    point_weights: FloatArray | None,
+    include_naive: bool,
+) -> tuple[Candidate | None, dict[Candidate, float]]:
+    """The simplest candidate whose cross-validated variance is within one paired standard error
+    of the smallest (the one-standard-error rule), and every candidate's ratio to naive.
+
+    Each candidate's total is a sum of item-level terms, so the standard error of the difference
+    between two candidates is sqrt(n) times the standard deviation of the item-level differences.
+    Simplicity follows :attr:`Candidate.complexity`. When naive competes, it replaces the choice
+    unless that scores below :data:`NAIVE_MARGIN` times naive.
+    """
+    matrices = list(terms.values())
+    usable = np.all([np.all(np.isfinite(m), axis=0) for m in matrices], axis=0)
+    if not usable.any():
+        return None, {}
+    point = np.ones(usable.size) if point_weights is None else point_weights
+    point = np.where(np.isfinite(point), point, 1.0)
+    per_item = {c: (m[:, usable] * point[usable]).sum(axis=1) for c, m in terms.items()}
+    naive = next(c for c in terms if c.features == "none")
+    total_naive = float(per_item[naive].sum())
+    if total_naive <= 0:
+        return None, {}
+    totals = {c: float(v.sum()) for c, v in per_item.items()}
+    ratios = {c: t / total_naive for c, t in totals.items()}
+    pool = [c for c in totals if c.features != "none"]
+    best = min(pool, key=totals.__getitem__)
+    n = per_item[best].size
+    eligible = []
+    for cand in pool:
+        diff = per_item[cand] - per_item[best]
+        se = float(np.sqrt(n) * diff.std(ddof=1)) if n > 1 else 0.0
+        if totals[cand] <= totals[best] + se:
+            eligible.append(cand)
+    chosen = min(eligible, key=lambda c: (c.complexity, totals[c]))
+    if include_naive and ratios[chosen] >= NAIVE_MARGIN:
+        return naive, ratios
+    return chosen, ratios
 
 
 def _first(
