@@ -164,6 +164,7 @@ def wrap_result(
         n_pool=ctx.n_pool,
         params={**params, **fit.params},
         notes=tuple(notes),
+        df=fit.df,
     )
 
 

@@ -138,10 +138,15 @@ class ModelProfiles:
         """Predicted gain over the labels-only smoother, shape (n_models, G)."""
         return _stack(self.profiles, "gain")
 
+    @property
+    def df(self) -> FloatArray:
+        """Interval degrees of freedom (NaN: normal), shape (n_models, G)."""
+        return _stack(self.profiles, "df")
+
     def ci(self, level: float | None = None) -> ConfidenceInterval:
-        """Pointwise normal intervals, arrays of shape (n_models, G)."""
+        """Pointwise intervals (as each model's :meth:`ProfileResult.ci`), shape (n_models, G)."""
         lvl = self.level if level is None else check_level(level, func="ModelProfiles.ci")
-        return normal_interval(self.estimate, self.se, lvl)
+        return normal_interval(self.estimate, self.se, lvl, self.df)
 
     def to_frame(self, level: float | None = None) -> pd.DataFrame:
         """Tidy table: one row per (model, grid point).

@@ -26,9 +26,21 @@ class ConfidenceInterval(NamedTuple):
     high: FloatArray
 
 
-def normal_interval(estimate: FloatArray, se: FloatArray, level: float) -> ConfidenceInterval:
-    """Wald interval estimate +/- z_{(1+level)/2} se."""
-    half = stats.norm.ppf(0.5 + level / 2.0) * se
+def critical_value(level: float, df: FloatArray | None = None) -> Any:
+    """Two-sided critical value: Student t with ``df`` where finite, else normal."""
+    z = stats.norm.ppf(0.5 + level / 2.0)
+    if df is None:
+        return z
+    df = np.asarray(df, dtype=np.float64)
+    ok = np.isfinite(df) & (df > 0)
+    return np.where(ok, stats.t.ppf(0.5 + level / 2.0, np.where(ok, df, 1.0)), z)
+
+
+def normal_interval(
+    estimate: FloatArray, se: FloatArray, level: float, df: FloatArray | None = None
+) -> ConfidenceInterval:
+    """Wald interval estimate +/- q se, q the normal (or, with ``df``, Student t) quantile."""
+    half = critical_value(level, df) * se
     return ConfidenceInterval(low=estimate - half, high=estimate + half)
 
 
@@ -73,6 +85,8 @@ class ProfileResult:
         Tuning values actually used (bandwidths, ridge, ...).
     notes : tuple of str
         Human-readable remarks (choices made automatically and why, warnings).
+    df : ndarray of shape (G,), optional
+        Degrees of freedom of each point's interval (Student t); NaN means a normal interval.
     """
 
     z: ObjectArray
@@ -96,6 +110,7 @@ class ProfileResult:
     n_pool: int
     params: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    df: FloatArray | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -112,6 +127,8 @@ class ProfileResult:
         ):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "borrowed", _frozen(self.borrowed, dtype=bool))
+        df = np.full(self.estimate.shape, np.nan) if self.df is None else self.df
+        object.__setattr__(self, "df", _frozen(df))
         object.__setattr__(self, "z", _frozen(self.z, dtype=object))
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         check_level(self.level, func="ProfileResult")
@@ -122,9 +139,12 @@ class ProfileResult:
         return int(self.estimate.shape[0])
 
     def ci(self, level: float | None = None) -> ConfidenceInterval:
-        """Pointwise normal intervals at ``level`` (default: the result's own level)."""
+        """Pointwise intervals at ``level`` (default: the result's own level).
+
+        Student t with :attr:`df` degrees of freedom where finite, normal elsewhere.
+        """
         lvl = self.level if level is None else check_level(level, func="ProfileResult.ci")
-        return normal_interval(self.estimate, self.se, lvl)
+        return normal_interval(self.estimate, self.se, lvl, self.df)
 
     def with_level(self, level: float) -> ProfileResult:
         """The same result reporting intervals at another level (a new object)."""

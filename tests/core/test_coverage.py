@@ -103,6 +103,7 @@ def test_coverage_categorical_population_target() -> None:
             label="y",
             kind="categorical",
             target="population",
+            method="lace",
         )
         low, high = res.ci()
         covered.append((low <= theta) & (theta <= high))
@@ -118,7 +119,7 @@ def test_coverage_continuous_pool_target() -> None:
     truth = sw.profile(data, method="naive", **kwargs).estimate  # full-pool kernel profile
     covered = []
     for _ in range(REPS):
-        res = sw.profile(mask(data, 500, rng), **kwargs)
+        res = sw.profile(mask(data, 500, rng), method="lace", **kwargs)
         low, high = res.ci()
         covered.append((low <= truth) & (truth <= high))
     check(np.array(covered))
@@ -142,6 +143,7 @@ def test_coverage_continuous_population_target() -> None:
             grid=grid,
             bandwidth=h,
             target="population",
+            method="lace",
         )
         low, high = res.ci()
         covered.append((low <= truth) & (truth <= high))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import slicewise as sw
 
@@ -170,13 +171,17 @@ def test_ci_level_and_frozen_result() -> None:
     low90, high90 = res.ci(0.90)
     low95, high95 = res.ci()
     assert np.all(high90 - low90 < high95 - low95)
-    np.testing.assert_allclose((high95 - low95) / (2 * res.se), 1.959963984540054, rtol=1e-9)
+    # Student t with the reported residual degrees of freedom (n_eff - 1 - df of the coefficient)
+    assert np.all((res.df > 1) & (res.df < res.n_labeled_eff))
+    np.testing.assert_allclose((high95 - low95) / (2 * res.se), stats.t.ppf(0.975, res.df))
     with pytest.raises(ValueError, match="read-only"):
         res.estimate[0] = 1.0
     frame = res.with_level(0.8).to_frame()
     required = {"z", "estimate", "se", "lower", "upper", "n_labeled_eff", "r2", "gain"}
     assert required <= set(frame.columns)
-    np.testing.assert_allclose(frame["upper"] - frame["lower"], 2 * 1.2815515655446004 * res.se)
+    np.testing.assert_allclose(
+        frame["upper"] - frame["lower"], 2 * stats.t.ppf(0.9, res.df) * res.se
+    )
     np.testing.assert_allclose(frame["n_equivalent"], res.n_labeled_eff * res.gain)
 
 

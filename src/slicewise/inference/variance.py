@@ -42,6 +42,11 @@ the label-draw error:
 the Horvitz-Thompson estimate of sum_T w_{i,T}^2 Var(Y | Z_i); since w_{i,T} = pi(z) w_{i,L} this is
 pi(z) sum_L w_{i,L}^2 (Y_i - Ybar_L)^2 / (1 - sum w^2). For LACE the two parts reproduce the paper's
 gain formula: AVar ratio to naive = 1 - (1 - pi) R^2(z).
+
+**Small samples.** Intervals use Student t quantiles with df = n_eff,L(z) - 1 - df_coef(z)
+degrees of freedom (the residual degrees of freedom of a weighted mean with a fitted coefficient;
+normal quantiles in the limit). Where every labeled item of a neighbourhood has the same label the
+residual variance is zero; it is floored at the Agresti-Coull value (:func:`degenerate_floor`).
 """
 
 from __future__ import annotations
@@ -71,6 +76,9 @@ class LocalVariance:
         negative when the adjustment adds variance.
     gain : ndarray of shape (G,)
         Predicted gain 1 / (1 - (1 - pi(z)) R^2(z)) over the labels-only smoother.
+    df : ndarray of shape (G,)
+        Degrees of freedom of the residual variance, n_eff,L(z) - 1 - df_coef(z) (at least 1),
+        for Student-t intervals.
     """
 
     pool: FloatArray
@@ -78,6 +86,7 @@ class LocalVariance:
     fraction: FloatArray
     r2: FloatArray
     gain: FloatArray
+    df: FloatArray
 
     def for_target(self, target: Target) -> FloatArray:
         """The variance for ``target``."""
@@ -108,17 +117,37 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
     kappa_naive = _inverse_positive(1.0 - sum_w2)
     resid_sq = lab.quadratic(coef, squared=True)
     label_sq = lab.quadratic(zero, squared=True)
-    var_pool = (1.0 - fraction) * kappa * resid_sq
-    var_pop = var_pool + fraction * kappa_naive * label_sq
     var_e = lab.quadratic(coef, squared=False)
     var_y = lab.quadratic(zero, squared=False)
+    floor = degenerate_floor(lab, var_y)
+    var_pool = np.maximum((1.0 - fraction) * kappa * resid_sq, (1.0 - fraction) * floor)
+    var_pop = var_pool + fraction * np.maximum(kappa_naive * label_sq, floor)
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = np.where(var_y > 0, 1.0 - var_e / np.where(var_y > 0, var_y, 1.0), 0.0)
         gain = 1.0 / (1.0 - (1.0 - fraction) * r2)
+        n_eff = np.where(sum_w2 > 0, 1.0 / np.where(sum_w2 > 0, sum_w2, 1.0), 0.0)
     return LocalVariance(
         pool=np.maximum(var_pool, 0.0),
         population=np.maximum(var_pop, 0.0),
         fraction=fraction,
         r2=r2,
         gain=gain,
+        df=np.maximum(n_eff - 1.0 - fit.df, 1.0),
     )
+
+
+def degenerate_floor(lab: LabeledMoments, var_y: FloatArray) -> FloatArray:
+    """Variance floor where every labeled item of a neighbourhood has the same label.
+
+    There the residual variance is exactly zero and a Wald interval would have zero width. We
+    floor the per-neighbourhood variance of the labeled mean at the Agresti-Coull value
+    p(1 - p) / (n_eff + 2) with p = (n_eff Ybar + 1) / (n_eff + 2) (one pseudo-success and one
+    pseudo-failure, the "plus two" rule for a proportion); elsewhere the floor is 0. A variance
+    that cannot be estimated at all (too few labels) stays NaN: ``np.maximum`` propagates it.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(lab.sum_w2 > 0, 1.0 / np.where(lab.sum_w2 > 0, lab.sum_w2, 1.0), 0.0)
+        p = (n_eff * lab.mean[:, 1] + 1.0) / (n_eff + 2.0)
+        value = p * (1.0 - p) / (n_eff + 2.0)
+    degenerate = (n_eff > 0) & np.isfinite(value) & (var_y <= 1e-12)
+    return np.where(degenerate, value, 0.0)

@@ -192,6 +192,8 @@ class MethodFit:
     params : dict
         Tuning values used.
     notes : tuple of str
+    df : ndarray of shape (G,), optional
+        Degrees of freedom for Student-t intervals (None: normal intervals).
     """
 
     estimate: FloatArray
@@ -202,6 +204,7 @@ class MethodFit:
     borrowed: BoolArray
     params: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    df: FloatArray | None = None
 
 
 def linear_fit(
@@ -223,6 +226,7 @@ def linear_fit(
         borrowed=np.zeros(coef.coef.shape[0], dtype=bool),
         params={} if params is None else params,
         notes=notes,
+        df=variance.df,
     )
 
 

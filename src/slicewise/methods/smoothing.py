@@ -182,6 +182,7 @@ def smooth_fit(
         var_pool=np.where(keep, fit.var_pool, sd_pool**2),
         var_population=np.where(keep, fit.var_population, sd_pop**2),
         borrowed=fit.borrowed | borrowed,
+        df=None if fit.df is None else np.where(keep, fit.df, np.nan),
         params={**fit.params, "smoothing": "fay_herriot", "shrinkage_weight": weight.tolist()},
         notes=(*fit.notes, note),
     )

@@ -14,10 +14,10 @@ budget and method; only labeled-side sums are recomputed per split.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -60,6 +60,14 @@ def pool_profile(ctx: PoolContext, values: FloatArray) -> FloatArray:
         return np.where(mass > 0, sums / np.where(mass > 0, mass, 1.0), np.nan)
 
 
+class SplitFits(NamedTuple):
+    """Every fit of a study, each array of shape (n_methods, n_budgets, reps, G)."""
+
+    estimates: FloatArray
+    variances: FloatArray
+    dfs: FloatArray
+
+
 def fit_splits(
     ctx: PoolContext,
     y: FloatArray,
@@ -72,43 +80,73 @@ def fit_splits(
     seeds: Sequence[np.random.SeedSequence],
     tick: Callable[[], None] | None = None,
 ) -> tuple[FloatArray, FloatArray]:
-    """Fit every method at every budget on the nested prefixes of each permutation.
+    """Estimates and variances of every method at every budget on nested permutation prefixes.
 
-    Returns estimates and variances of shape (n_methods, n_budgets, reps, G).
+    Shapes (n_methods, n_budgets, reps, G); :func:`fit_splits_with_df` also returns the interval
+    degrees of freedom.
     """
-    with threadpool_limits(limits=1):  # many small matrix products: BLAS threads only contend
-        return _fit_splits(ctx, y, orders, methods, budgets, options, target, seeds, tick)
+    fits = fit_splits_with_df(
+        ctx,
+        y,
+        orders,
+        methods=methods,
+        budgets=budgets,
+        options=options,
+        target=target,
+        seeds=seeds,
+        tick=tick,
+    )
+    return fits.estimates, fits.variances
 
 
-def _fit_splits(
+def fit_splits_with_df(
     ctx: PoolContext,
     y: FloatArray,
     orders: Iterable[np.ndarray],
+    *,
     methods: Sequence[str],
     budgets: Sequence[int],
     options: MethodOptions,
     target: Target,
     seeds: Sequence[np.random.SeedSequence],
-    tick: Callable[[], None] | None,
-) -> tuple[FloatArray, FloatArray]:
+    tick: Callable[[], None] | None = None,
+) -> SplitFits:
+    """Fit every method at every budget on the nested prefixes of each permutation."""
     order_list = list(orders)
     shape = (len(methods), len(budgets), len(order_list), ctx.grid_size)
     est = np.full(shape, np.nan)
     var = np.full(shape, np.nan)
-    for r, (order, seed) in enumerate(zip(order_list, seeds, strict=True)):
-        children = seed.spawn(len(budgets))
-        for b, n in enumerate(budgets):
-            index = np.sort(order[:n])
-            labeled = LabeledSet(index=index, y=y[index])
-            for m, method in enumerate(methods):
-                opts = _with_rng(options, children[b])
-                with np.errstate(all="ignore"):
-                    fit = METHODS[method].fit(ctx, labeled, opts)
-                est[m, b, r] = fit.estimate
-                var[m, b, r] = fit.var_pool if target == "pool" else fit.var_population
-            if tick is not None:
-                tick()
-    return est, var
+    dfs = np.full(shape, np.nan)
+    with threadpool_limits(limits=1):  # many small matrix products: BLAS threads only contend
+        for r, (order, seed) in enumerate(zip(order_list, seeds, strict=True)):
+            children = seed.spawn(len(budgets))
+            for b, n in enumerate(budgets):
+                index = np.sort(order[:n])
+                labeled = LabeledSet(index=index, y=y[index])
+                for m, method in enumerate(methods):
+                    opts = _with_rng(options, children[b])
+                    with np.errstate(all="ignore"):
+                        fit = METHODS[method].fit(ctx, labeled, opts)
+                    est[m, b, r] = fit.estimate
+                    var[m, b, r] = fit.var_pool if target == "pool" else fit.var_population
+                    if fit.df is not None:
+                        dfs[m, b, r] = fit.df
+                if tick is not None:
+                    tick()
+    return SplitFits(est, var, dfs)
+
+
+def matched_splits(
+    generator: np.random.Generator, reps: int, n_pool: int
+) -> tuple[list[np.random.SeedSequence], Iterator[np.ndarray]]:
+    """Seeds and label permutations of ``reps`` matched splits of a pool of ``n_pool`` items.
+
+    One draw from ``generator`` seeds a SeedSequence whose ``reps`` children seed split r's
+    permutation (and, in :func:`fit_splits`, its methods' cross-fitting). Every study of a cell
+    that starts from the same generator state therefore sees the same labeled sets.
+    """
+    seeds = np.random.SeedSequence(int(generator.integers(2**63))).spawn(reps)
+    return seeds, (np.random.default_rng(s).permutation(n_pool) for s in seeds)
 
 
 def _with_rng(options: MethodOptions, seed: np.random.SeedSequence) -> MethodOptions:
@@ -236,11 +274,10 @@ def study(
                 f"The 'truth' parameter of {FUNC} must have one value per grid point "
                 f"({ctx.grid_size}). Got shape {target_profile.shape} instead."
             )
-    seeds = np.random.SeedSequence(int(generator.integers(2**63))).spawn(n_reps)
-    orders = (np.random.default_rng(s).permutation(items.n_pool) for s in seeds)
+    seeds, orders = matched_splits(generator, n_reps, items.n_pool)
     bar = _progress(n_reps * len(budget_list), enabled=progress, desc=name)
     try:
-        est, var = fit_splits(
+        est, var, dfs = fit_splits_with_df(
             ctx,
             y,
             orders,
@@ -266,6 +303,7 @@ def study(
         target=target,
         n_pool=ctx.n_pool,
         params={"ridge": options.ridge, "bandwidth": ctx.locality.bandwidth.tolist()},
+        dfs=dfs,
     )
     return StudyResult(cells=(cell,), level=level)
 

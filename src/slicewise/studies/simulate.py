@@ -21,7 +21,7 @@ from .._typing import TARGETS, Target
 from .._validation import check_choice, check_level, check_positive_int, check_rng
 from ..api import build_context, make_options
 from ..data.table import make_table
-from .engine import _check_study_args, _progress, fit_splits, pool_profile
+from .engine import _check_study_args, _progress, fit_splits_with_df, pool_profile
 from .simulations import DESIGNS, Design
 from .summary import CellStudy, StudyResult, log_re_influence
 
@@ -91,7 +91,7 @@ def simulate(
     )
     names, budget_list, n_reps = _check_study_args(methods, budgets, reps, chosen.z.size)
     grid = chosen.grid
-    est_all, var_all, truths = [], [], []
+    est_all, var_all, df_all, truths = [], [], [], []
     seeds = np.random.SeedSequence(int(generator.integers(2**63))).spawn(n_reps)
     bar = _progress(n_reps, enabled=progress, desc=chosen.name)
     pool_n_eff = np.zeros(grid.size)
@@ -106,7 +106,7 @@ def simulate(
             ctx = build_context(items, grid=grid_arg, bandwidth=bandwidth, primary=primary)
             y = np.asarray(items.label, dtype=np.float64)
             order = np.random.default_rng(perm_seed).permutation(items.n_pool)
-            est, var = fit_splits(
+            est, var, dfs = fit_splits_with_df(
                 ctx,
                 y,
                 [order],
@@ -118,6 +118,7 @@ def simulate(
             )
             est_all.append(est)
             var_all.append(var)
+            df_all.append(dfs)
             truths.append(chosen.theta if target == "population" else pool_profile(ctx, y))
             pool_n_eff += ctx.moments("none", np.zeros((ctx.n_pool, 0))).n_eff / n_reps
             if bar is not None:
@@ -132,6 +133,7 @@ def simulate(
         truth=np.vstack(truths) if target == "pool" else np.asarray(chosen.theta),
         estimates=np.concatenate(est_all, axis=2),
         variances=np.concatenate(var_all, axis=2),
+        dfs=np.concatenate(df_all, axis=2),
         pool_n_eff=pool_n_eff,
         target=target,
         n_pool=chosen.z.size,

@@ -28,6 +28,7 @@ import pandas as pd
 from scipy import stats
 
 from .._typing import FloatArray, ObjectArray
+from ..results import critical_value
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +47,8 @@ class CellStudy:
     estimates, variances : ndarray of shape (n_methods, n_budgets, reps, G)
         Every fitted profile and its variance estimate for the study's target (NaN where the method
         has no variance formula or the neighbourhood is empty).
+    dfs : ndarray of the same shape, optional
+        Degrees of freedom of every interval (NaN: normal), as the methods report them.
     pool_n_eff : ndarray of shape (G,)
         Full-pool kernel effective sample size 1 / sum_T w_{i,T}(z)^2 (defines the sparse region).
     target : str
@@ -63,6 +66,7 @@ class CellStudy:
     target: str
     n_pool: int
     params: Mapping[str, Any] = field(default_factory=dict)
+    dfs: FloatArray | None = None
 
     @property
     def reps(self) -> int:
@@ -83,6 +87,7 @@ class CellStudy:
             target=self.target,
             n_pool=self.n_pool,
             params=self.params,
+            dfs=None if self.dfs is None else self.dfs[..., points],
         )
 
 
@@ -183,10 +188,9 @@ class StudyResult:
     def records(self) -> pd.DataFrame:
         """Tidy per-split table: cell, method, budget, rep, mse, covered (share of grid points)."""
         frames = []
-        z_crit = stats.norm.ppf(0.5 + self.level / 2)
         for cell in self.cells:
             mse = split_mse(cell)
-            half = z_crit * np.sqrt(cell.variances)
+            half = critical_value(self.level, cell.dfs) * np.sqrt(cell.variances)
             inside = np.abs(cell.estimates - cell.truth) <= half
             valid = np.isfinite(half) & np.isfinite(cell.truth)
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -221,7 +225,6 @@ class StudyResult:
         """
         rows: list[dict[str, Any]] = []
         z95 = stats.norm.ppf(0.975)
-        z_crit = stats.norm.ppf(0.5 + self.level / 2)
         for cell in self.cells:
             mse = split_mse(cell)
             for m, method in enumerate(cell.methods):
@@ -230,7 +233,8 @@ class StudyResult:
                     se = _se(phi)
                     err = cell.estimates[m, b] - cell.truth
                     bias = _nanmean(err, axis=0)
-                    half = z_crit * np.sqrt(cell.variances[m, b])
+                    crit = critical_value(self.level, None if cell.dfs is None else cell.dfs[m, b])
+                    half = crit * np.sqrt(cell.variances[m, b])
                     valid = np.isfinite(half) & np.isfinite(err)
                     coverage = float((np.abs(err) <= half)[valid].mean()) if valid.any() else np.nan
                     rows.append(
