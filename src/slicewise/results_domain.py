@@ -1,0 +1,287 @@
+"""Frozen results of domain estimation and design-based validation (same conventions as
+:class:`slicewise.results.ProfileResult`: read-only arrays, ``level=0.95``, ``ci``, ``to_frame``,
+``plot``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ._typing import BoolArray, FloatArray, ObjectArray
+from ._validation import check_level
+from .results import ConfidenceInterval, _frozen, _jsonable, normal_interval
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+
+def _mixture_interval(
+    weight: FloatArray, mean: FloatArray, sd: FloatArray, level: float
+) -> ConfidenceInterval:
+    from .estimators.smoothing.bayes import mixture_interval
+
+    low = np.full(mean.shape[1], np.nan)
+    high = np.full(mean.shape[1], np.nan)
+    ok = np.all(np.isfinite(mean), axis=0) & np.all(np.isfinite(sd), axis=0)
+    if ok.any():
+        lo, hi = mixture_interval(weight, mean[:, ok], sd[:, ok], level)
+        low[ok] = lo
+        high[ok] = hi
+    return ConfidenceInterval(low=low, high=high)
+
+
+@dataclass(frozen=True, eq=False)
+class DomainResult:
+    """Estimated domain means with their uncertainty and shrinkage diagnostics.
+
+    Attributes
+    ----------
+    domain : ndarray of object, shape (D,) or (D, r)
+        Domain labels (one column per domain column).
+    domain_names : tuple of str
+    estimate, se : ndarray of shape (D,)
+        Point estimate and standard error (design-based for direct methods; root Prasad-Rao MSE
+        for ``'fh'``; posterior sd for ``'pp-s'`` and ``'pp-ts'``). NaN for domains without labels.
+    method : str
+    level : float
+        Default level of :meth:`ci` and :meth:`to_frame`.
+    n_labeled, n_pool : ndarray of shape (D,)
+    shrinkage : ndarray of shape (D,)
+        Weight of the domain's own direct estimate (1 for direct methods, -> 1 as n_d grows).
+    direct_estimate, direct_se : ndarray of shape (D,)
+        The direct estimate underneath (itself for direct methods).
+    borrowed : ndarray of bool, shape (D,)
+        True where the estimate leans on other domains (shrinkage weight below 0.9).
+    mixture_weight : ndarray of shape (K,)
+        Posterior mixture weights (Bayesian methods; empty otherwise).
+    mixture_mean, mixture_sd : ndarray of shape (K, D)
+        Conditional posterior means and sds of the mixture components.
+    params : mapping
+    notes : tuple of str
+    """
+
+    domain: ObjectArray
+    domain_names: tuple[str, ...]
+    estimate: FloatArray
+    se: FloatArray
+    method: str
+    level: float
+    n_labeled: FloatArray
+    n_pool: FloatArray
+    shrinkage: FloatArray
+    direct_estimate: FloatArray
+    direct_se: FloatArray
+    borrowed: BoolArray
+    mixture_weight: FloatArray = field(default_factory=lambda: np.zeros(0))
+    mixture_mean: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
+    mixture_sd: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
+    params: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in (
+            "estimate",
+            "se",
+            "n_labeled",
+            "n_pool",
+            "shrinkage",
+            "direct_estimate",
+            "direct_se",
+            "mixture_weight",
+            "mixture_mean",
+            "mixture_sd",
+        ):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        object.__setattr__(self, "borrowed", _frozen(self.borrowed, dtype=bool))
+        object.__setattr__(self, "domain", _frozen(self.domain, dtype=object))
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+        check_level(self.level, func="DomainResult")
+
+    @property
+    def size(self) -> int:
+        """D, the number of domains."""
+        return int(self.estimate.shape[0])
+
+    def ci(self, level: float | None = None) -> ConfidenceInterval:
+        """Intervals at ``level`` (default: the result's own).
+
+        Normal (Wald) intervals for direct methods and ``'fh'``; central posterior intervals
+        (quantiles of the posterior mixture) for ``'pp-s'`` and ``'pp-ts'``.
+        """
+        lvl = self.level if level is None else check_level(level, func="DomainResult.ci")
+        if self.mixture_weight.size:
+            return _mixture_interval(self.mixture_weight, self.mixture_mean, self.mixture_sd, lvl)
+        return normal_interval(self.estimate, self.se, lvl)
+
+    def with_level(self, level: float) -> DomainResult:
+        """The same result reporting intervals at another level (a new object)."""
+        return dataclasses.replace(self, level=check_level(level, func="with_level"))
+
+    def _domain_columns(self) -> dict[str, Any]:
+        if self.domain.ndim == 1:
+            return {self.domain_names[0] if self.domain_names else "domain": self.domain}
+        return {name: self.domain[:, j] for j, name in enumerate(self.domain_names)}
+
+    def to_frame(self, level: float | None = None) -> pd.DataFrame:
+        """Tidy table, one row per domain.
+
+        Columns: the domain column(s), estimate, se, lower, upper, n_labeled, n_pool, shrinkage,
+        direct_estimate, direct_se, borrowed, method.
+        """
+        interval = self.ci(level)
+        frame = pd.DataFrame(self._domain_columns())
+        frame["estimate"] = self.estimate
+        frame["se"] = self.se
+        frame["lower"] = interval.low
+        frame["upper"] = interval.high
+        frame["n_labeled"] = self.n_labeled.astype(np.int64)
+        frame["n_pool"] = self.n_pool.astype(np.int64)
+        frame["shrinkage"] = self.shrinkage
+        frame["direct_estimate"] = self.direct_estimate
+        frame["direct_se"] = self.direct_se
+        frame["borrowed"] = self.borrowed
+        frame["method"] = self.method
+        return frame
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-ready description (method, level, sizes, params, notes)."""
+        return {
+            "method": self.method,
+            "level": self.level,
+            "domains": self.size,
+            "domain_columns": list(self.domain_names),
+            "n_labeled": int(np.nansum(self.n_labeled)),
+            "n_pool": int(np.nansum(self.n_pool)),
+            "params": {k: _jsonable(v) for k, v in self.params.items()},
+            "notes": list(self.notes),
+        }
+
+    def plot(
+        self,
+        ax: Axes | None = None,
+        *,
+        direct: bool = True,
+        truth: FloatArray | None = None,
+        level: float | None = None,
+    ) -> Axes:
+        """Forest plot of the domain estimates (needs matplotlib: ``slicewise[plot]``).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        direct : bool
+            Also mark the direct estimates (hollow circles) where they differ.
+        truth : array of shape (D,), optional
+            Known domain means to overlay (fully labeled tables).
+        level : float, optional
+        """
+        from .reports.plot_domains import plot_domains
+
+        return plot_domains(self, ax=ax, direct=direct, truth=truth, level=level)
+
+
+@dataclass(frozen=True, eq=False)
+class ValidationResult:
+    """Design-based cross-validation of several domain estimators.
+
+    The per-domain interface (``estimate``, ``se``, ``ci``, ``to_frame``, ``plot``) is that of
+    the selected estimator refitted on the full sample; :meth:`scores` compares all candidates.
+
+    Attributes
+    ----------
+    candidates : tuple of str
+    dbcv_mse : ndarray of shape (C,)
+        DB-CV estimate of each candidate's full-sample MSE, averaged over domains.
+    naive_cv_mse, split50_mse, split80_mse : ndarray of shape (C,)
+        Uncorrected K-fold CV and 50/50, 80/20 sample-splitting scores, for comparison.
+    design_mse : ndarray of shape (C,)
+        Mean of each candidate's own reported se^2.
+    domain_mse : ndarray of shape (C, D)
+        Per-domain DB-CV MSE estimates.
+    selected : str
+        Candidate with the smallest DB-CV MSE.
+    reported_rmse : float
+        sqrt of the selected candidate's DB-CV MSE: the error DB-CV reports.
+    result : DomainResult
+        The selected candidate fitted on the full sample.
+    folds : int
+    notes : tuple of str
+    """
+
+    candidates: tuple[str, ...]
+    dbcv_mse: FloatArray
+    naive_cv_mse: FloatArray
+    split50_mse: FloatArray
+    split80_mse: FloatArray
+    design_mse: FloatArray
+    domain_mse: FloatArray
+    selected: str
+    reported_rmse: float
+    result: DomainResult
+    folds: int
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in (
+            "dbcv_mse",
+            "naive_cv_mse",
+            "split50_mse",
+            "split80_mse",
+            "design_mse",
+            "domain_mse",
+        ):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+
+    @property
+    def estimate(self) -> FloatArray:
+        """Estimates of the selected candidate."""
+        return self.result.estimate
+
+    @property
+    def se(self) -> FloatArray:
+        """Standard errors of the selected candidate."""
+        return self.result.se
+
+    @property
+    def level(self) -> float:
+        """Default interval level."""
+        return self.result.level
+
+    def ci(self, level: float | None = None) -> ConfidenceInterval:
+        """Intervals of the selected candidate."""
+        return self.result.ci(level)
+
+    def to_frame(self, level: float | None = None) -> pd.DataFrame:
+        """Per-domain table of the selected candidate, with its DB-CV MSE per domain."""
+        frame = self.result.to_frame(level)
+        frame["dbcv_mse"] = self.domain_mse[self.candidates.index(self.selected)]
+        return frame
+
+    def scores(self) -> pd.DataFrame:
+        """One row per candidate: DB-CV, naive CV, 50/50 and 80/20 split scores (as RMSE)."""
+
+        def root(a: FloatArray) -> FloatArray:
+            out: FloatArray = np.sqrt(np.maximum(a, 0.0))
+            return out
+
+        return pd.DataFrame(
+            {
+                "method": list(self.candidates),
+                "dbcv_rmse": root(self.dbcv_mse),
+                "naive_cv_rmse": root(self.naive_cv_mse),
+                "split50_rmse": root(self.split50_mse),
+                "split80_rmse": root(self.split80_mse),
+                "reported_se_rms": root(self.design_mse),
+                "selected": [c == self.selected for c in self.candidates],
+            }
+        )
+
+    def plot(self, ax: Axes | None = None, *, level: float | None = None) -> Axes:
+        """Forest plot of the selected candidate (see :meth:`DomainResult.plot`)."""
+        return self.result.plot(ax, level=level)

@@ -1,0 +1,125 @@
+"""The public functions end to end: result conventions, intervals, plots, validation, harness."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import slicewise as sw
+from slicewise.estimators.smoothing.pipeline import DomainProblem
+from slicewise.studies.domain_harness import interval_score, run_harness
+
+
+def _pool(seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    model = np.repeat(np.arange(4), 1500)
+    bench = np.tile(np.repeat(np.arange(5), 300), 4)
+    p = 1 / (1 + np.exp(-(rng.normal(0, 0.7, 4)[model] + rng.normal(0, 0.7, 5)[bench])))
+    y = (rng.random(model.size) < p).astype(float)
+    judge = np.clip(p + 0.5 * (y - p) + rng.normal(0, 0.2, model.size), 0, 1)
+    return pd.DataFrame(
+        {
+            "model": model,
+            "bench": bench,
+            "judge": judge,
+            "other": rng.normal(size=model.size),
+            "y": y,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def labeled() -> pd.DataFrame:
+    frame = _pool()
+    frame["cell"] = frame["model"].astype(str) + "/" + frame["bench"].astype(str)
+    return sw.sample(frame, strata="cell", fraction=0.1, rng=1).apply(frame, label="y")
+
+
+COMMON = {"domain": ["model", "bench"], "label": "y", "signals": ["judge"], "strata": "stratum"}
+
+
+def test_result_conventions(labeled: pd.DataFrame) -> None:
+    res = sw.domains(labeled, method="greg", **COMMON)
+    assert res.size == 20
+    assert not res.estimate.flags.writeable
+    assert not res.se.flags.writeable
+    frame = res.to_frame()
+    assert list(frame.columns[:8]) == [
+        "model",
+        "bench",
+        "estimate",
+        "se",
+        "lower",
+        "upper",
+        "n_labeled",
+        "n_pool",
+    ]
+    assert {"shrinkage", "method", "direct_estimate", "borrowed"} <= set(frame.columns)
+    np.testing.assert_allclose(frame["shrinkage"], 1.0)
+    assert (frame["n_labeled"] == 30).all()
+    assert (frame["n_pool"] == 300).all()
+    narrow = res.ci(0.5)
+    wide = res.ci()
+    assert np.all(narrow.high - narrow.low < wide.high - wide.low)
+    assert res.with_level(0.9).level == 0.9
+    assert res.summary()["method"] == "greg"
+
+
+def test_bayesian_intervals_are_mixture_quantiles(labeled: pd.DataFrame) -> None:
+    res = sw.domains(labeled, method="pp-ts", taxonomy=["model", "bench"], **COMMON)
+    assert res.mixture_weight.size > 1
+    low, high = res.ci()
+    assert np.all(low < res.estimate)
+    assert np.all(res.estimate < high)
+    assert np.all((res.shrinkage > 0) & (res.shrinkage < 1))
+    assert res.params["components"] == ["model", "bench", "domain"]
+    truth = _pool().groupby(["model", "bench"])["y"].mean().to_numpy()
+    direct = sw.domains(labeled, method="ht", **COMMON)
+    assert np.mean((res.estimate - truth) ** 2) < np.mean((direct.estimate - truth) ** 2)
+
+
+def test_plot_returns_axes(labeled: pd.DataFrame) -> None:
+    res = sw.domains(labeled, method="pp-s", **COMMON)
+    ax = res.plot(truth=np.full(res.size, 0.5))
+    assert len(ax.get_yticklabels()) == res.size
+
+
+def test_validate_scores_and_selection(labeled: pd.DataFrame) -> None:
+    val = sw.validate(labeled, candidates=["ht", "greg", "pp-s"], folds=4, rng=0, **COMMON)
+    scores = val.scores()
+    assert list(scores["method"]) == ["ht", "greg", "pp-s"]
+    assert scores["selected"].sum() == 1
+    assert val.selected == scores.loc[scores["dbcv_rmse"].idxmin(), "method"]
+    assert val.reported_rmse == pytest.approx(scores["dbcv_rmse"].min())
+    # naive CV adds the held-out HT noise, so it reports far more error than DB-CV
+    assert np.all(scores["naive_cv_rmse"] > scores["dbcv_rmse"])
+    assert "dbcv_mse" in val.to_frame().columns
+    np.testing.assert_array_equal(val.estimate, val.result.estimate)
+
+
+def test_validate_is_reproducible(labeled: pd.DataFrame) -> None:
+    a = sw.validate(labeled, candidates=["ht", "greg"], rng=3, **COMMON)
+    b = sw.validate(labeled, candidates=["ht", "greg"], rng=3, **COMMON)
+    np.testing.assert_array_equal(a.dbcv_mse, b.dbcv_mse)
+
+
+def test_interval_score_formula() -> None:
+    score = interval_score(np.array([0.4, 0.4]), np.array([0.6, 0.6]), np.array([0.5, 0.7]), 0.9)
+    np.testing.assert_allclose(score, [0.2, 0.2 + 20 * 0.1])
+
+
+def test_harness_runs_and_is_seeded() -> None:
+    frame = _pool(2)
+    domain = (frame["model"] * 5 + frame["bench"]).to_numpy(dtype=np.intp)
+    aux = frame[["judge"]].to_numpy()
+    problem = DomainProblem(auxiliaries=aux, prediction=aux[:, 0], covariates=None)
+    kw = {"methods": ("ht", "greg"), "budget": 600, "reps": 4, "dbcv": ("ht", "greg")}
+    res = run_harness(problem, domain, frame["y"].to_numpy(), rng=np.random.default_rng(1), **kw)
+    again = run_harness(problem, domain, frame["y"].to_numpy(), rng=np.random.default_rng(1), **kw)
+    np.testing.assert_array_equal(res.squared_error, again.squared_error)
+    table = res.table()
+    assert list(table["method"]) == ["ht", "greg"]
+    assert table["rmse"].iloc[1] < table["rmse"].iloc[0]
+    val = res.validation_table()
+    assert list(val["selector"]) == ["DB-CV", "naive CV", "split 50/50", "split 80/20"]
