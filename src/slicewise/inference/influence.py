@@ -78,12 +78,17 @@ def influence_scale(sum_squares: FloatArray, variance: FloatArray) -> FloatArray
 
 
 def correlation(cov: FloatArray) -> FloatArray:
-    """Correlation matrix of a covariance matrix (zero rows/columns where the variance is 0)."""
+    """Correlation matrix of a covariance matrix.
+
+    An entry with zero variance gets a unit diagonal and zero correlations: its se was floored
+    (Agresti-Coull, :func:`slicewise.inference.variance.degenerate_floor`) where the influence
+    values vanish, so its t-statistic is treated as independent of the others.
+    """
     sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     with np.errstate(divide="ignore", invalid="ignore"):
         inv = np.where(sd > 0, 1.0 / np.where(sd > 0, sd, 1.0), 0.0)
     out = cov * inv[:, None] * inv[None, :]
-    np.fill_diagonal(out, np.where(sd > 0, 1.0, 0.0))
+    np.fill_diagonal(out, 1.0)
     return np.asarray(out, dtype=np.float64)
 
 
@@ -112,7 +117,13 @@ def max_abs_draws(
 
 
 def max_t_critical(draws: FloatArray, level: float) -> float:
-    """The ``level`` quantile of max-|t| draws (the simultaneous critical value)."""
+    """The ``level`` quantile of max-|t| draws (the simultaneous critical value).
+
+    No draws means an empty family (no interval has a positive finite se); the one-interval
+    value z_{(1 + level) / 2} is returned then.
+    """
+    if draws.size == 0:
+        return bonferroni_critical(1, level)
     return float(np.quantile(draws, level, method="higher"))
 
 

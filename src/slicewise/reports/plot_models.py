@@ -1,17 +1,20 @@
-"""Plots of several models' profiles and of pairwise gaps (needs matplotlib, imported lazily)."""
+"""Plots of several models: profiles, pairwise gaps, deployment scores (matplotlib, lazily)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..results import normal_interval
 from .plot import _label, new_axes
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from ..deploy import DeploymentScore
+    from ..gaps import ModelRanking
     from ..models import ModelProfiles
 
 
@@ -57,5 +60,73 @@ def plot_model_profiles(
     ax.set_xlabel(", ".join(first.z_names))
     ax.set_ylabel("estimate")
     ax.set_title(f"{first.method}: {round(lvl * 100)}% pointwise intervals ({first.target})")
+    ax.legend(frameon=False, fontsize="small")
+    return ax
+
+
+def plot_ranking(result: ModelRanking, *, ax: Axes | None = None) -> Axes:
+    """Every pairwise gap a - b across the profile with its simultaneous interval, and zero."""
+    if ax is None:
+        _, axes = new_axes()
+        ax = axes[0]
+    assert ax is not None
+    interval = result.ci()
+    numeric = result.kind == "continuous" and result.z.ndim == 1
+    x = result.z.astype(float) if numeric else np.arange(result.z.shape[0], dtype=float)
+    width = 0.6 / max(len(result.pairs), 1)
+    for p, (a, b) in enumerate(result.pairs):
+        color = f"C{p % 10}"
+        est, low, high = result.estimate[p], interval.low[p], interval.high[p]
+        if numeric:
+            ax.plot(x, est, color=color, label=f"{a} - {b}")
+            ax.fill_between(x, low, high, color=color, alpha=0.15, linewidth=0)
+        else:
+            xs = x + (p - (len(result.pairs) - 1) / 2) * width
+            yerr = np.vstack([est - low, high - est])
+            ax.errorbar(xs, est, yerr=yerr, fmt="o", color=color, capsize=3, label=f"{a} - {b}")
+    ax.axhline(0.0, color="0.5", linewidth=0.8)
+    if not numeric:
+        ax.set_xticks(x)
+        ax.set_xticklabels([_label(v) for v in result.z], rotation=30, ha="right")
+    ax.set_xlabel(", ".join(result.z_names))
+    ax.set_ylabel("gap")
+    ax.set_title(
+        f"{result.method}: {round(result.level * 100)}% simultaneous intervals ({result.correction})"
+    )
+    ax.legend(frameon=False, fontsize="small")
+    return ax
+
+
+def plot_deploy(scores: Mapping[str, DeploymentScore], *, ax: Axes | None = None) -> Axes:
+    """One horizontal interval per model: the deployment-weighted score and the naive one."""
+    if ax is None:
+        _, axes = new_axes()
+        ax = axes[0]
+    assert ax is not None
+    names = list(scores)
+    y = np.arange(len(names), dtype=float)
+    for k, score in enumerate(scores.values()):
+        interval = score.ci()
+        naive = normal_interval(
+            np.asarray(score.naive_estimate), np.asarray(score.naive_se), score.level
+        )
+        for offset, est, low, high, color, tag in (
+            (-0.12, score.estimate, interval.low, interval.high, "C0", score.method),
+            (0.12, score.naive_estimate, naive.low, naive.high, "C1", "naive"),
+        ):
+            ax.errorbar(
+                [est],
+                [y[k] + offset],
+                xerr=[[est - float(low)], [float(high) - est]],
+                fmt="o",
+                color=color,
+                capsize=3,
+                label=tag if k == 0 else None,
+            )
+    ax.set_yticks(y)
+    ax.set_yticklabels(names)
+    ax.set_xlabel("deployment-weighted score")
+    first = scores[names[0]]
+    ax.set_title(f"{round(first.level * 100)}% intervals ({first.target})")
     ax.legend(frameon=False, fontsize="small")
     return ax
