@@ -67,8 +67,18 @@ def check_positive_int(value: object, *, name: str, func: str, minimum: int = 1)
     return int(value)
 
 
-def check_rng(rng: object, *, func: str) -> np.random.Generator:
-    """Normalise ``rng`` once: None, an int seed, a SeedSequence or a Generator."""
+#: Seed used by the estimating functions when ``rng`` is None, so that a repeated call returns
+#: the same result (studies and samplers draw fresh randomness instead).
+DEFAULT_SEED = 0
+
+
+def check_rng(rng: object, *, func: str, reproducible: bool = False) -> np.random.Generator:
+    """Normalise ``rng`` once: None, an int seed, a SeedSequence or a Generator.
+
+    With ``reproducible``, None means :data:`DEFAULT_SEED` instead of fresh OS entropy.
+    """
+    if rng is None and reproducible:
+        return np.random.default_rng(DEFAULT_SEED)
     if rng is None or isinstance(rng, int | np.integer | np.random.SeedSequence):
         return np.random.default_rng(rng)
     if isinstance(rng, np.random.Generator):

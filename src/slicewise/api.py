@@ -35,9 +35,6 @@ from .moments.sums import column_sums, square_column_sums, take_rows
 from .results import ProfileResult
 
 FUNC = "profile"
-#: Seed of the methods' cross-fitting when ``rng`` is None, so that a repeated call gives the
-#: same profile (pass a Generator for independent draws).
-DEFAULT_SEED = 0
 SMOOTHING = ("auto", "fh", "none")
 
 
@@ -112,6 +109,13 @@ def fit_with_warnings(
         )
         warnings.warn(message, EmptyNeighbourhoodWarning, stacklevel=3)
         notes.append(message)
+    outside = np.isfinite(fit.estimate) & ((fit.estimate < 0.0) | (fit.estimate > 1.0))
+    if outside.any():
+        notes.append(
+            f"{int(outside.sum())} grid point(s) have estimates outside [0, 1]: "
+            f"{_format_points(labels, outside)}. The adjustment by the signals is linear and is "
+            "not clipped; with more labels there such estimates move back inside."
+        )
     variance = fit.var_pool if target == "pool" else fit.var_population
     sparse = np.isfinite(fit.estimate) & ~np.isfinite(variance) & METHODS[method].variance
     if sparse.any():
@@ -229,7 +233,7 @@ def make_options(
         learner=check_choice(learner, LEARNERS, name="learner", func=func),
         folds=check_positive_int(folds, name="folds", func=func, minimum=2),
         smooth=check_choice(smooth, SMOOTHING, name="smooth", func=func),
-        rng=check_rng(DEFAULT_SEED if rng is None else rng, func=func),
+        rng=check_rng(rng, func=func, reproducible=True),
     )
 
 

@@ -171,6 +171,7 @@ def gap(
         'pool': the realized gap sum_T w_{i,T}(z) (Y_ia - Y_ib) over the items evaluated by both;
         'population': E[Y_a - Y_b | Z = z].
     rng : int or numpy Generator, optional
+        Randomness of methods that cross-fit; None uses a fixed seed (as :func:`slicewise.profile`).
 
     Returns
     -------
@@ -224,7 +225,7 @@ def gap(
         strata=strata,
         ppci_multiplier=ppci_multiplier,
         ppi_bandwidth_scale=ppi_bandwidth_scale,
-        rng=check_rng(rng, func=func),
+        rng=check_rng(rng, func=func, reproducible=True),
     )
     panel = make_panel(
         table,
@@ -468,7 +469,7 @@ def rank_models(
         Family-wise level: all intervals cover their gaps jointly with this probability.
     target : {'pool', 'population'}, default 'pool'
     rng : int or numpy Generator, optional
-        For the max-|t| draws.
+        For the max-|t| draws; None uses a fixed seed, so a repeated call gives the same result.
 
     Returns
     -------
@@ -502,7 +503,7 @@ def rank_models(
     correction = check_choice(correction, CORRECTIONS, name="correction", func=func)
     n_draws = check_positive_int(n_draws, name="n_draws", func=func, minimum=100)
     level, target = check_common(level, target, func=func)
-    generator = check_rng(rng, func=func)
+    generator = check_rng(rng, func=func, reproducible=True)
     options = method_options(func=func, ridge=ridge, nuisance_scale=nuisance_scale)
     panel = make_panel(
         table,

@@ -286,7 +286,8 @@ def profile_models(
     id : str, optional
         Item id column (matches the items of a long table across models).
     rng : int or numpy Generator, optional
-        Normalised once and split with ``spawn``: one independent stream per model.
+        Normalised once and split with ``spawn``: one independent stream per model. None uses a
+        fixed seed, as :func:`slicewise.profile` does, so a repeated call gives the same result.
 
     Returns
     -------
@@ -328,7 +329,7 @@ def profile_models(
     """
     method = check_choice(method, tuple(METHODS), name="method", func=FUNC)
     level, target = check_common(level, target, func=FUNC)
-    generator = check_rng(rng, func=FUNC)
+    generator = check_rng(rng, func=FUNC, reproducible=True)
     panel = make_panel(
         table,
         z=z,
