@@ -1,56 +1,24 @@
-"""Linear pieces (moments, coefficient, scaled influence values) of the centered methods.
+"""Scaled influence values of the centered methods with an explicit coefficient.
 
 The gap ranking and the deployment score need more than a method's estimate and variance: the
-item-level influence values of :mod:`slicewise.inference.influence`. They exist for the centered
-control variates with an explicit coefficient, which are rebuilt here exactly as their registered
-fits compute them (same cached pool moments, same ridge coefficient).
+item-level influence values of :mod:`slicewise.inference.influence`, computed from the same
+:class:`~slicewise.methods.control_variates.LinearPieces` the registered fits are built from.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from ._typing import FloatArray, IntArray, Target
-from .estimators.control_variate import CoefficientFit, ridge_coefficient
 from .inference.influence import influence_block, influence_scale
-from .methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext
-from .moments.sums import LabeledMoments, PoolMoments, take_rows
+from .methods.base import MethodFit
+from .methods.control_variates import LinearPieces
+from .moments.sums import take_rows
 
 LinearMethod = Literal["lace", "global_cv", "naive"]
 LINEAR_METHODS: tuple[LinearMethod, ...] = ("lace", "global_cv", "naive")
-
-
-@dataclass(frozen=True, eq=False)
-class LinearPieces:
-    """Pool and labeled moments, coefficient and features of one centered fit."""
-
-    pool: PoolMoments
-    lab: LabeledMoments
-    coef: CoefficientFit
-    features: FloatArray
-    index: IntArray
-    y: FloatArray
-
-
-def linear_pieces(
-    ctx: PoolContext, labeled: LabeledSet, method: LinearMethod, options: MethodOptions
-) -> LinearPieces:
-    """Rebuild the moments and coefficient of ``method`` (as in :mod:`slicewise.methods`)."""
-    if method == "naive":
-        x = np.zeros((ctx.n_pool, 0))
-        pool = ctx.moments("none", x)
-        lab = LabeledMoments.compute(pool, labeled.index, labeled.y, x)
-        coef = CoefficientFit.fixed(np.zeros((ctx.grid_size, 0)))
-    else:
-        scale = options.nuisance_scale if method == "lace" else np.inf
-        x = ctx.features
-        pool = ctx.moments("signals", x, nuisance_scale=scale)
-        lab = LabeledMoments.compute(pool, labeled.index, labeled.y, x)
-        coef = ridge_coefficient(pool, lab, options.ridge)
-    return LinearPieces(pool=pool, lab=lab, coef=coef, features=x, index=labeled.index, y=labeled.y)
 
 
 def scaled_influence(

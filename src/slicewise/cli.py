@@ -367,7 +367,7 @@ def _profile_mode(args: argparse.Namespace) -> tuple[str, str | list[str] | dict
 
 
 def _method_for(mode: str, method: str | None) -> str:
-    from ._linear import LINEAR_METHODS
+    from .methods.control_variates import LINEAR_METHODS
 
     if mode == "cascade":
         if method is not None:

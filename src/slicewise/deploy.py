@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._linear import LINEAR_METHODS, LinearMethod, linear_pieces, scaled_influence
+from ._linear import scaled_influence
 from ._runner import check_common, method_options, pool_notes
 from ._typing import FloatArray, IntArray, Kind, ObjectArray, Target
 from ._validation import check_choice, check_level
@@ -57,6 +57,7 @@ from .estimators.control_variate import CoefficientFit, ridge_coefficient
 from .estimators.density_ratio import kde_density_ratio
 from .inference.influence import dense_rows
 from .methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
+from .methods.control_variates import LINEAR_METHODS, LinearMethod, linear_pieces
 from .moments.sums import LabeledMoments, PoolMoments
 from .results import ConfidenceInterval, normal_interval
 

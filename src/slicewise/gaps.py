@@ -37,7 +37,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._linear import LINEAR_METHODS, LinearMethod, linear_pieces, scaled_influence
+from ._linear import scaled_influence
 from ._runner import check_common, fit_profile, method_options, pool_notes
 from ._typing import FloatArray, Kind, ObjectArray, Target
 from ._validation import check_choice, check_level, check_positive_int, check_rng
@@ -54,6 +54,7 @@ from .inference.influence import (
 )
 from .locality.weights import make_locality
 from .methods.base import LabeledSet, MethodFit, PoolContext
+from .methods.control_variates import LINEAR_METHODS, LinearMethod, linear_pieces
 from .methods.registry import METHODS
 from .results import ConfidenceInterval, ProfileResult, normal_interval
 

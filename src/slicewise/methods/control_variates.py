@@ -18,22 +18,60 @@ method             features                              coefficient
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
-from .._typing import FloatArray
+from .._typing import FloatArray, IntArray
 from ..estimators.control_variate import CoefficientFit, residual_estimate, ridge_coefficient
-from ..moments.sums import LabeledMoments
+from ..moments.sums import LabeledMoments, PoolMoments
 from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
 
 
 def _labeled(
     ctx: PoolContext, labeled: LabeledSet, name: str, nuisance_scale: float, x: FloatArray
-) -> tuple[Any, LabeledMoments]:
+) -> tuple[PoolMoments, LabeledMoments]:
     pool = ctx.moments(name, x, nuisance_scale=nuisance_scale)
     lab = LabeledMoments.compute(pool, labeled.index, labeled.y, x)
     return pool, lab
+
+
+@dataclass(frozen=True, eq=False)
+class LinearPieces:
+    """Pool and labeled moments, coefficient and features of one centered fit.
+
+    The registered fits of ``naive``, ``lace`` and ``global_cv`` are built from these pieces, and
+    so are the influence values that the gap ranking and the deployment score need.
+    """
+
+    pool: PoolMoments
+    lab: LabeledMoments
+    coef: CoefficientFit
+    features: FloatArray
+    index: IntArray
+    y: FloatArray
+
+
+LinearMethod = Literal["lace", "global_cv", "naive"]
+#: Methods with an explicit coefficient, whose influence values are available.
+LINEAR_METHODS: tuple[LinearMethod, ...] = ("lace", "global_cv", "naive")
+
+
+def linear_pieces(
+    ctx: PoolContext, labeled: LabeledSet, method: LinearMethod, options: MethodOptions
+) -> LinearPieces:
+    """Moments and coefficient of naive (c = 0), LACE (local ridge at b) or Global CV (b = inf)."""
+    if method == "naive":
+        x = np.zeros((ctx.n_pool, 0))
+        pool, lab = _labeled(ctx, labeled, "none", 1.0, x)
+        coef = CoefficientFit.fixed(np.zeros((ctx.grid_size, 0)))
+    else:
+        x = ctx.features
+        scale = options.nuisance_scale if method == "lace" else np.inf
+        pool, lab = _labeled(ctx, labeled, "signals", scale, x)
+        coef = ridge_coefficient(pool, lab, options.ridge)
+    return LinearPieces(pool=pool, lab=lab, coef=coef, features=x, index=labeled.index, y=labeled.y)
 
 
 def fit_naive(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> MethodFit:
@@ -43,9 +81,8 @@ def fit_naive(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> 
     (1 - pi(z)) sum_L w^2 (Y - Ybar_L)^2 / (1 - sum w^2), the ratio-estimator variance under simple
     random sampling of L from T.
     """
-    empty = np.zeros((ctx.n_pool, 0))
-    pool, lab = _labeled(ctx, labeled, "none", 1.0, empty)
-    return linear_fit(pool, lab, CoefficientFit.fixed(np.zeros((ctx.grid_size, 0))))
+    pieces = linear_pieces(ctx, labeled, "naive", options)
+    return linear_fit(pieces.pool, pieces.lab, pieces.coef)
 
 
 def fit_lace(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> MethodFit:
@@ -56,12 +93,11 @@ def fit_lace(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     :mod:`slicewise.inference.variance` (first-order adaptivity, Theorem 2, lets the estimated
     coefficient be treated as fixed; the df correction handles the finite-sample overfit).
     """
-    pool, lab = _labeled(ctx, labeled, "signals", options.nuisance_scale, ctx.features)
-    coef = ridge_coefficient(pool, lab, options.ridge)
+    pieces = linear_pieces(ctx, labeled, "lace", options)
     return linear_fit(
-        pool,
-        lab,
-        coef,
+        pieces.pool,
+        pieces.lab,
+        pieces.coef,
         params={"ridge": options.ridge, "nuisance_scale": options.nuisance_scale},
     )
 
@@ -72,9 +108,8 @@ def fit_global_cv(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
     beta_hat = (Sigma_SS,T + lambda I)^+ Sigma_SY,L with global pool and labeled covariances; the
     centering stays local, so the estimate is still unbiased for each theta(z).
     """
-    pool, lab = _labeled(ctx, labeled, "signals", np.inf, ctx.features)
-    coef = ridge_coefficient(pool, lab, options.ridge)
-    return linear_fit(pool, lab, coef, params={"ridge": options.ridge})
+    pieces = linear_pieces(ctx, labeled, "global_cv", options)
+    return linear_fit(pieces.pool, pieces.lab, pieces.coef, params={"ridge": options.ridge})
 
 
 def fit_per_signal_cv(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> MethodFit:
