@@ -17,6 +17,14 @@ from typing import Any
 import numpy as np
 
 from ._typing import Kind
+from .cli_domains import (
+    add_domains_args,
+    add_sample_args,
+    add_validate_args,
+    run_domains,
+    run_sample,
+    run_validate,
+)
 from .exceptions import SlicewiseWarning
 
 
@@ -933,6 +941,21 @@ COMMANDS: dict[
         "read Inspect, lm-eval or HELM logs into an item table",
         _add_import_args,
         _run_import,
+    ),
+    "domains": (
+        "design-based domain estimates (HT, Hajek, PPI, PPI++, GREG, FH, PP-S, PP-TS)",
+        add_domains_args,
+        run_domains,
+    ),
+    "validate": (
+        "design-based cross-validation: choose a domain estimator and report its error",
+        add_validate_args,
+        run_validate,
+    ),
+    "sample": (
+        "draw a probability sample to label (SRS, stratified, Poisson)",
+        add_sample_args,
+        run_sample,
     ),
 }
 

@@ -627,6 +627,19 @@ def validate(
         outcome = design_cv(prepared.problem, prepared.sample, checked, folds=k, rng=generator)
     best = int(np.nanargmin(outcome.dbcv))
     selected = checked[best]
+    reported = float(outcome.dbcv[best])
+    if not reported > 0:
+        # DB-CV is unbiased but noisy: when the held-out noise it removes exceeds the error
+        # itself, the estimate is not positive. Report the estimator's own variance-based error
+        # instead of a meaningless zero, and say so.
+        message = (
+            f"The DB-CV estimate of {selected}'s MSE was not positive ({reported:.3g}): with these "
+            "domain sizes the held-out noise exceeds the error. The reported RMSE is the "
+            "estimator's own variance-based value instead."
+        )
+        warnings.warn(message, SmallDomainWarning, stacklevel=2)
+        notes.append(message)
+        reported = float(outcome.design[best])
     result = wrap_fit(outcome.fits[best], prepared, level=level, notes=notes)
     return ValidationResult(
         candidates=checked,
@@ -637,7 +650,7 @@ def validate(
         design_mse=outcome.design,
         domain_mse=outcome.domain_mse,
         selected=selected,
-        reported_rmse=float(np.sqrt(max(outcome.dbcv[best], 0.0))),
+        reported_rmse=float(np.sqrt(reported)),
         result=result,
         folds=k,
         notes=tuple(notes),
