@@ -1,0 +1,1 @@
+"""Maintenance and study scripts (run from the repository root, e.g. ``python -m scripts.study_real``)."""
