@@ -38,7 +38,7 @@ from ..estimators.learned import (
 from ..inference.cv_variance import cross_validated_contributions, dense_weights
 from ..moments.sums import LabeledMoments, PoolMoments, as_dense_if_small, take_rows
 from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
-from .smoothing import disjoint_domains, shrinkage_weights, smooth_fit
+from .smoothing import composite_fit, disjoint_domains, shrinkage_weights, smooth_fit
 
 #: Shrinkage strengths kappa tried when none is given (0 = LACE, inf = one pooled coefficient).
 SHRINKAGE_GRID: tuple[float, ...] = (0.0, 4.0, 16.0, 64.0, np.inf)
@@ -513,4 +513,6 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     )
     if smoothing:
         return smooth_fit(ctx, labeled, fit, options)
+    if options.smooth != "none":
+        return composite_fit(ctx, labeled, fit, options)
     return fit
