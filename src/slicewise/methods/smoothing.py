@@ -243,5 +243,4 @@ def composite_fit(
         borrowed=fit.borrowed | borrowed,
         params={**fit.params, "composite_weight": gamma, "plugin_bias2": bias2},
         notes=(*fit.notes, note),
-        df=None,
     )
