@@ -10,16 +10,10 @@ from typing import Any
 
 import pandas as pd
 
-from .results_domain import DomainResult
+from ..results_domain import DomainResult
+from ._common import _columns
 
 METHODS = ("ht", "hajek", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts")
-
-
-def _columns(text: str) -> list[str]:
-    cols = [c.strip() for c in text.split(",") if c.strip()]
-    if not cols:
-        raise argparse.ArgumentTypeError("expected one or more comma-separated column names")
-    return cols
 
 
 def _add_design_args(parser: argparse.ArgumentParser) -> None:
@@ -138,7 +132,7 @@ def _write(
         return written
     import matplotlib.pyplot as plt
 
-    from .reports.plot import new_axes
+    from ..reports.plot import new_axes
 
     fig, axes = new_axes(height=max(3.6, 0.25 * result.size))
     result.plot(axes[0])
@@ -157,7 +151,7 @@ def _notes(notes: tuple[str, ...], args: argparse.Namespace) -> None:
 
 def run_domains(args: argparse.Namespace) -> int:
     """``slicewise domains``: one estimator for every domain."""
-    from .domains import domains
+    from ..domains import domains
 
     result = domains(args.items, method=args.method, **_design_kwargs(args))
     print(_table(result))
@@ -170,7 +164,7 @@ def run_domains(args: argparse.Namespace) -> int:
 
 def run_validate(args: argparse.Namespace) -> int:
     """``slicewise validate``: design-based cross-validation selects and reports the error."""
-    from .domains import validate
+    from ..domains import validate
 
     result = validate(
         args.items,
@@ -195,8 +189,8 @@ def run_validate(args: argparse.Namespace) -> int:
 
 def run_sample(args: argparse.Namespace) -> int:
     """``slicewise sample``: draw a probability sample and write the table with its design."""
-    from .data.files import read_table, write_table
-    from .domains import sample
+    from ..data.files import read_table, write_table
+    from ..domains import sample
 
     frame = read_table(args.items)
     drawn = sample(

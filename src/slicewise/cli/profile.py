@@ -1,0 +1,161 @@
+"""``slicewise profile``: one profile, or (with the model flags) many models, gaps, rankings."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ._common import _columns, _float_or_inf, _grid, _print_notes
+from .models import PROFILE_RUNS, _add_model_args, _profile_mode
+
+
+def _add_profile_args(parser: argparse.ArgumentParser) -> None:
+    from ..methods.registry import METHODS
+
+    parser.add_argument("items", help="item table: CSV, Parquet or JSON Lines")
+    parser.add_argument(
+        "--z", required=True, type=_columns, help="profile column(s), comma-separated"
+    )
+    parser.add_argument(
+        "--kind",
+        choices=["continuous", "ordinal", "categorical"],
+        default=None,
+        help="locality rule (default: inferred from the column type)",
+    )
+    parser.add_argument("--signals", type=_columns, default=None, help="cheap-signal columns")
+    parser.add_argument("--label", required=True, help="gold label column (missing = unlabeled)")
+    parser.add_argument(
+        "--method",
+        default=None,
+        choices=sorted(METHODS),
+        metavar="NAME",
+        help="estimator (see `slicewise methods`; default auto; lace with --rank and --deploy)",
+    )
+    parser.add_argument(
+        "--grid",
+        type=_grid,
+        default=None,
+        help="number of grid points, or comma-separated points/levels",
+    )
+    parser.add_argument(
+        "--bandwidth",
+        type=float,
+        default=None,
+        help="profile bandwidth h (continuous) or b_ord (ordinal)",
+    )
+    parser.add_argument(
+        "--nuisance-scale",
+        type=_float_or_inf,
+        default=1.0,
+        help="nuisance bandwidth b as a multiple of h (inf: pooled coefficient)",
+    )
+    parser.add_argument("--ridge", type=float, default=0.3, help="ridge penalty lambda (0.3)")
+    parser.add_argument("--primary", default=None, help="primary judge signal column")
+    parser.add_argument("--C", dest="C", type=float, default=1.0, help="logistic C (1.0)")
+    parser.add_argument("--strata", type=int, default=5, help="strata of strat_ppi (5)")
+    parser.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
+    parser.add_argument("--target", choices=["pool", "population"], default="pool")
+    parser.add_argument("--id", dest="id_col", default=None, help="item id column")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="seed for cross-fitting methods (default 0)"
+    )
+    parser.add_argument(
+        "--shrinkage",
+        type=_float_or_inf,
+        default=None,
+        help="kappa of lace_shrunk/lace_learned/auto (default: chosen by CV)",
+    )
+    parser.add_argument(
+        "--learner",
+        choices=["logistic", "boosting"],
+        default="logistic",
+        help="learner of the cross-fitted prediction (lace_learned, auto)",
+    )
+    parser.add_argument(
+        "--select",
+        action="store_true",
+        help="choose the method's tuning parameter by within-L 3-fold CV first",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="directory for profile.csv, profile.json and profile.png (with the flags below: "
+        "profiles.*, gap.*, ranking.*, deploy.* or cascade.*)",
+    )
+    _add_model_args(parser)
+
+
+def _run_profile(args: argparse.Namespace) -> int:
+    from ..api import profile
+    from ..reports.output import format_table, write_outputs
+
+    mode, label = _profile_mode(args)
+    if mode != "single":
+        return PROFILE_RUNS[mode](args, label)
+    if args.select:
+        return _run_select(args)
+    result = profile(
+        args.items,
+        z=args.z if len(args.z) > 1 else args.z[0],
+        signals=args.signals,
+        label=args.label,
+        kind=args.kind,
+        method=args.method,
+        grid=args.grid,
+        bandwidth=args.bandwidth,
+        nuisance_scale=args.nuisance_scale,
+        ridge=args.ridge,
+        primary=args.primary,
+        C=args.C,
+        strata=args.strata,
+        shrinkage=args.shrinkage,
+        learner=args.learner,
+        level=args.level,
+        target=args.target,
+        id=args.id_col,
+        rng=args.seed,
+    )
+    print(format_table(result))
+    _print_notes(result.notes, args.printed_notes)
+    if args.out is not None:
+        for path in write_outputs(result, args.out):
+            print(f"wrote {path}")
+    return 0
+
+
+def _run_select(args: argparse.Namespace) -> int:
+    from ..reports.output import format_table, write_outputs
+    from ..selection.cv import select
+
+    chosen = select(
+        args.items,
+        z=args.z if len(args.z) > 1 else args.z[0],
+        signals=args.signals,
+        label=args.label,
+        method=args.method,
+        kind=args.kind,
+        grid=args.grid,
+        bandwidth=args.bandwidth,
+        primary=args.primary,
+        level=args.level,
+        target=args.target,
+        rng=args.seed,
+        nuisance_scale=args.nuisance_scale,
+        ridge=args.ridge,
+        C=args.C,
+        strata=args.strata,
+        id=args.id_col,
+    )
+    curve = chosen.mean_score
+    print(f"within-L {chosen.scores.shape[1]}-fold CV of {chosen.method}'s {chosen.parameter}:")
+    for value, score in zip(chosen.grid, curve, strict=True):
+        mark = "  <- chosen" if value == chosen.chosen else ""
+        print(f"  {chosen.parameter} = {value:g}: CV score {score:.6g}{mark}")
+    print()
+    print(format_table(chosen.result))
+    _print_notes(chosen.result.notes, args.printed_notes)
+    if args.out is not None:
+        for path in write_outputs(chosen.result, args.out):
+            print(f"wrote {path}")
+    return 0
