@@ -126,7 +126,7 @@ def _candidate(options: MethodOptions, parameter: str, value: float) -> MethodOp
     return dataclasses.replace(options, **changes)
 
 
-def _fold_scores(
+def fold_scores(
     ctx: PoolContext,
     labeled: LabeledSet,
     held: np.ndarray,
@@ -302,7 +302,7 @@ def select(
     candidates = [_candidate(options, parameter, v) for v in candidates_grid]
     scores = np.column_stack(
         [
-            _fold_scores(ctx, labeled, fold == k, method, candidates, fit_rngs[k])
+            fold_scores(ctx, labeled, fold == k, method, candidates, fit_rngs[k])
             for k in range(folds)
         ]
     )

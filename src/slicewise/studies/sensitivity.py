@@ -36,7 +36,7 @@ from ..data.folds import balanced_folds
 from ..data.table import ItemTable, make_table
 from ..methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext
 from ..methods.registry import METHODS
-from ..selection.cv import MIN_PER_FOLD, _fold_scores
+from ..selection.cv import MIN_PER_FOLD, fold_scores
 from .engine import (
     CellSpec,
     _check_study_args,
@@ -495,7 +495,7 @@ def cv_fit(
     candidates = [_with_value(base, spec.tunable, v) for v in grid]
     scores = np.column_stack(
         [
-            _fold_scores(ctx, labeled, fold == k, method, candidates, fit_rngs[k])
+            fold_scores(ctx, labeled, fold == k, method, candidates, fit_rngs[k])
             for k in range(folds)
         ]
     )
