@@ -95,7 +95,8 @@ class Locality:
         single global neighbourhood (all weights one).
         """
         if bandwidth is not None and np.all(np.isinf(bandwidth)):
-            return np.ones((z.shape[0], self.size))
+            # one global neighbourhood: a read-only broadcast view of ones, no (M x G) memory
+            return np.broadcast_to(np.ones((1, self.size)), (z.shape[0], self.size))
         bw = (
             self.bandwidth
             if bandwidth is None

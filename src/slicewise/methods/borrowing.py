@@ -36,14 +36,20 @@ from ..estimators.learned import (
     learner_design,
 )
 from ..inference.cv_variance import cross_validated_contributions, dense_weights
-from ..moments.sums import LabeledMoments, PoolMoments, as_dense_if_small, take_rows
+from ..moments.sums import (
+    LabeledMoments,
+    PoolMoments,
+    as_dense_if_small,
+    prepend_column,
+    take_rows,
+)
 from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
 from .smoothing import composite_fit, disjoint_domains, shrinkage_weights, smooth_fit
 
 #: Shrinkage strengths kappa tried when none is given (0 = LACE, inf = one pooled coefficient).
 SHRINKAGE_GRID: tuple[float, ...] = (0.0, 4.0, 16.0, 64.0, np.inf)
 #: Nuisance bandwidths b / h tried for ordered profiles when none is given.
-NUISANCE_GRID: tuple[float, ...] = (1.0, 2.0, 4.0)
+NUISANCE_GRID: tuple[float, ...] = (1.0, 2.0)
 #: ``auto`` keeps naive unless a candidate's cross-validated variance is below this share of it.
 NAIVE_MARGIN = 0.98
 
@@ -68,6 +74,15 @@ class FeatureSet:
     pool: dict[float, PoolMoments]
     x_lab: FloatArray
     prior: FloatArray | None = None
+
+    def first(self, count: int, name: str) -> FeatureSet:
+        """The same features restricted to the first ``count`` columns."""
+        return FeatureSet(
+            name=name,
+            pool={s: m.first_columns(count) for s, m in self.pool.items()},
+            x_lab=self.x_lab[:, :count],
+            prior=None if self.prior is None else self.prior[:count],
+        )
 
 
 @dataclass(frozen=True)
@@ -118,14 +133,11 @@ def _design(ctx: PoolContext, learner: Learner) -> FloatArray:
 
 
 def learned_features(
-    ctx: PoolContext,
-    labeled: LabeledSet,
-    fit: CrossFit,
-    scales: Sequence[float],
-    *,
-    with_signals: bool,
+    ctx: PoolContext, labeled: LabeledSet, fit: CrossFit, scales: Sequence[float]
 ) -> FeatureSet:
-    """Cross-fitted prediction (standardised over the pool), optionally with the signals.
+    """Cross-fitted prediction (standardised over the pool) followed by the signals.
+
+    :meth:`FeatureSet.first` gives the prediction alone.
 
     The pool moments use the fold-averaged prediction for the covariance and the exact centering
     Mbar(z) of :class:`~slicewise.estimators.learned.CrossFit` for the mean.
@@ -136,21 +148,16 @@ def learned_features(
     pool_x = (average - mean) / scale
     lab_x = (fit.oof - mean) / scale
     centre = (fit.centering(ctx.kernel(1.0), labeled.index) - mean) / scale
-    if with_signals:
-        pool_x = np.column_stack([pool_x, ctx.features])
-        lab_x = np.column_stack([lab_x, ctx.features[labeled.index]])
-    else:
-        pool_x = pool_x.reshape(-1, 1)
-        lab_x = lab_x.reshape(-1, 1)
-    kernel = ctx.kernel(1.0)
+    lab_x = np.column_stack([lab_x, ctx.features[labeled.index]])
     pool: dict[float, PoolMoments] = {}
     for s in {*scales, np.inf}:
-        moments = PoolMoments.compute(kernel, pool_x, ctx.kernel(s) if s != 1.0 else kernel)
+        signals = ctx.moments("signals", nuisance_scale=s)
+        moments = prepend_column(signals, ctx.features, pool_x)
         adjusted = moments.mean.copy()
         adjusted[:, 0] = np.where(np.isfinite(moments.mean[:, 0]), centre, np.nan)
         pool[s] = replace(moments, mean=adjusted)
-    name = "learned+signals" if with_signals else "learned"
-    prior = np.zeros(pool_x.shape[1])
+    name = "learned+signals"
+    prior = np.zeros(lab_x.shape[1])
     prior[0] = scale  # coefficient 1 on the raw prediction, in standardised units
     return FeatureSet(name=name, pool=pool, x_lab=lab_x, prior=prior)
 
@@ -273,25 +280,23 @@ def choose_and_fit(
     scales = sorted({c.nuisance_scale for c in candidates})
     feature_sets: dict[str, FeatureSet] = {}
     learner = _learner(options)
-    crossfit: CrossFit | None = None
-    for family in {c.features for c in candidates}:
-        if family == "signals":
-            feature_sets[family] = signal_features(ctx, labeled, scales)
-            continue
-        if crossfit is None:
-            crossfit = cross_fit(
-                _design(ctx, learner),
-                labeled.index,
-                labeled.y,
-                learner=learner,
-                folds=options.folds,
-                c=options.logistic_c,
-                categorical=ctx.locality.kind == "categorical",
-                rng=rng,
-            )
-        feature_sets[family] = learned_features(
-            ctx, labeled, crossfit, scales, with_signals=family == "learned+signals"
+    families_used = {c.features for c in candidates}
+    if "signals" in families_used:
+        feature_sets["signals"] = signal_features(ctx, labeled, scales)
+    if families_used & {"learned", "learned+signals"}:
+        crossfit = cross_fit(
+            _design(ctx, learner),
+            labeled.index,
+            labeled.y,
+            learner=learner,
+            folds=options.folds,
+            c=options.logistic_c,
+            categorical=ctx.locality.kind == "categorical",
+            rng=rng,
         )
+        full = learned_features(ctx, labeled, crossfit, scales)
+        feature_sets["learned+signals"] = full
+        feature_sets["learned"] = full.first(1, "learned")
     empty = np.zeros((labeled.n, 0))
     g = ctx.grid_size
     naive = Candidate("none", 1.0, 0.0)
@@ -444,7 +449,7 @@ def fit_lace_shrunk(ctx: PoolContext, labeled: LabeledSet, options: MethodOption
     beta(z) = omega(z) beta_local(z) + (1 - omega(z)) beta_pool with omega = n_eff,b / (n_eff,b +
     kappa) (:func:`~slicewise.estimators.control_variate.shrunk_coefficient`). Unless ``shrinkage``
     (kappa) and ``nuisance_scale`` are given, both are chosen by cross-validated variance over
-    kappa in {0, 4, 16, 64, inf} and b / h in {1, 2, 4} (ordered profiles). Variance as for LACE.
+    kappa in {0, 4, 16, 64, inf} and b / h in {1, 2} (ordered profiles). Variance as for LACE.
     """
     return choose_and_fit(
         ctx, labeled, options, families=("signals",), include_naive=False, method="lace_shrunk"
@@ -475,7 +480,7 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     """``auto``: naive, pooled, shrunk-local and learned control variates, chosen by CV variance.
 
     Candidates: naive; the signals with the pooled coefficient and with local coefficients shrunk
-    toward it (kappa in {0, 4, 16, 64}, b / h in {1, 2, 4} for ordered profiles); a cross-fitted
+    toward it (kappa in {0, 4, 16, 64}, b / h in {1, 2} for ordered profiles); a cross-fitted
     learned prediction alone and with the signals, with the same coefficient rules. The winner is the
     smallest cross-validated variance summed over grid points; naive is kept unless a candidate
     scores below 0.98 x naive. On disjoint domains (categorical or exact-level ordinal profiles)

@@ -134,6 +134,18 @@ class PoolMoments:
     mean: FloatArray
     cov_b: FloatArray
 
+    def first_columns(self, count: int) -> PoolMoments:
+        """The moments of the first ``count`` features only."""
+        return PoolMoments(
+            kernel=self.kernel,
+            kernel_b=self.kernel_b,
+            mass=self.mass,
+            mass_b=self.mass_b,
+            n_eff=self.n_eff,
+            mean=self.mean[:, :count],
+            cov_b=self.cov_b[:, :count, :count],
+        )
+
     @classmethod
     def compute(
         cls, kernel: KernelMatrix, features: FloatArray, kernel_b: KernelMatrix | None = None
@@ -168,6 +180,40 @@ class PoolMoments:
             mean=mean,
             cov_b=cov,
         )
+
+
+def prepend_column(base: PoolMoments, base_features: FloatArray, column: FloatArray) -> PoolMoments:
+    """Pool moments of the features (column, base features) from those of the base features.
+
+    Only the sums that involve the new column are computed (its mean at h and its second moments
+    with itself and the base features at b), so adding a learned prediction to K signals costs
+    K + 2 weighted sums over the pool instead of (K + 1)(K + 2) / 2 + K + 1.
+    """
+    kernel, kernel_b = base.kernel, base.kernel_b
+    col = column.reshape(-1, 1)
+    mean_c = _safe_divide(weighted_sums(kernel, col), base.mass)
+    sums_b = weighted_sums(kernel_b, np.column_stack([col, col * col, col * base_features]))
+    moments_b = _safe_divide(sums_b, base.mass_b)
+    mean_cb, second_c, cross = moments_b[:, 0], moments_b[:, 1], moments_b[:, 2:]
+    if kernel_b is kernel:
+        mean_sb = base.mean
+    else:
+        mean_sb = _safe_divide(weighted_sums(kernel_b, base_features), base.mass_b)
+    g, p = base.cov_b.shape[0], base.cov_b.shape[1]
+    cov = np.empty((g, p + 1, p + 1))
+    cov[:, 1:, 1:] = base.cov_b
+    cov[:, 0, 0] = second_c - mean_cb**2
+    cov[:, 0, 1:] = cross - mean_cb[:, None] * mean_sb
+    cov[:, 1:, 0] = cov[:, 0, 1:]
+    return PoolMoments(
+        kernel=kernel,
+        kernel_b=kernel_b,
+        mass=base.mass,
+        mass_b=base.mass_b,
+        n_eff=base.n_eff,
+        mean=np.column_stack([mean_c, base.mean]),
+        cov_b=cov,
+    )
 
 
 @dataclass(frozen=True, eq=False)
