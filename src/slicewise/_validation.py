@@ -87,3 +87,19 @@ def check_rng(rng: object, *, func: str, reproducible: bool = False) -> np.rando
         f"The 'rng' parameter of {func} must be None, an int seed, a numpy SeedSequence or a "
         f"numpy Generator. Got {type(rng).__name__} instead."
     )
+
+
+def column_list(value: str | Sequence[str] | None, *, name: str, func: str) -> list[str]:
+    """One column name or a list of them, as a list (None gives an empty list)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    items = list(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(
+                f"The '{name}' parameter of {func} must be a column name or a list of column "
+                f"names. Got {item!r} in it."
+            )
+    return items

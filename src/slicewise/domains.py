@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 
 from ._typing import FloatArray, IntArray, ObjectArray
-from ._validation import check_choice, check_level, check_nonnegative, check_positive_int, check_rng
+from ._validation import (
+    check_choice,
+    check_level,
+    check_nonnegative,
+    check_positive_int,
+    check_rng,
+    column_list,
+)
 from .data.designs import (
     ALLOCATIONS,
     SAMPLERS,
@@ -57,21 +64,6 @@ def _frame(table: pd.DataFrame | str | os.PathLike[str], func: str) -> pd.DataFr
     if len(frame) == 0:
         raise ValueError(f"The table passed to {func} has no rows.")
     return frame
-
-
-def _names(value: str | Sequence[str] | None, *, name: str, func: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    out = list(value)
-    for item in out:
-        if not isinstance(item, str):
-            raise TypeError(
-                f"The '{name}' parameter of {func} must be a column name or a list of column "
-                f"names. Got {item!r} in it."
-            )
-    return out
 
 
 def _codes(frame: pd.DataFrame, columns: list[str], *, role: str) -> tuple[IntArray, ObjectArray]:
@@ -135,11 +127,11 @@ def prepare(
 ) -> PreparedDomains:
     """Validate a domain table once (shared by :func:`domains`, :func:`validate` and the CLI)."""
     frame = _frame(table, func)
-    dom_cols = _names(domain, name="domain", func=func)
+    dom_cols = column_list(domain, name="domain", func=func)
     if not dom_cols:
         raise ValueError(f"The 'domain' parameter of {func} must name at least one column.")
-    sig_cols = _names(signals, name="signals", func=func)
-    tax_cols = _names(taxonomy, name="taxonomy", func=func)
+    sig_cols = column_list(signals, name="signals", func=func)
+    tax_cols = column_list(taxonomy, name="taxonomy", func=func)
     if not isinstance(label, str):
         raise TypeError(f"The 'label' parameter of {func} must be a column name. Got {label!r}.")
     for name, cols in (("domain", dom_cols), ("signals", sig_cols), ("taxonomy", tax_cols)):
@@ -286,7 +278,7 @@ def _covariates(
         if mode == "signals":
             return pool_means(codes, aux, n_dom)
         return None
-    cols = _names(covariates, name="covariates", func=func)
+    cols = column_list(covariates, name="covariates", func=func)
     _check_columns(frame, cols, name="covariates", func=func)
     return pool_means(codes, _signals(frame, cols), n_dom)
 
@@ -764,7 +756,7 @@ def sample(
                 f"allocation='neyman' needs the 'neyman' parameter of {func}: a column whose "
                 "within-stratum standard deviation stands in for S_h."
             )
-        values = _signals(frame, _names(neyman, name="neyman", func=func))[:, 0]
+        values = _signals(frame, column_list(neyman, name="neyman", func=func))[:, 0]
         sd = np.asarray(pd.Series(values).groupby(codes).std(ddof=1).fillna(0.0), dtype=np.float64)
     if design == "stratified" and allocation == "user":
         if shares is None:
@@ -780,7 +772,7 @@ def sample(
             raise ValueError(f"The 'shares' parameter of {func} must be >= 0 with a positive sum.")
     measure = None
     if design == "poisson" and size is not None:
-        measure = _signals(frame, _names(size, name="size", func=func))[:, 0]
+        measure = _signals(frame, column_list(size, name="size", func=func))[:, 0]
         if (measure <= 0).any():
             raise ValueError(
                 f"Size column '{size}' has {int((measure <= 0).sum())} values <= 0; Poisson "

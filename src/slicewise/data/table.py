@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import KINDS, BoolArray, FloatArray, IntArray, Kind, ObjectArray
-from .._validation import check_choice
+from .._validation import check_choice, column_list
 from .files import read_table
 
 #: Integer-valued numeric profiles with at most this many distinct values are read as ordinal
@@ -93,21 +93,6 @@ class ItemTable:
             label_name=self.label_name,
             ids=self.ids,
         )
-
-
-def _as_list(value: str | Sequence[str] | None, *, name: str, func: str) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [value]
-    items = list(value)
-    for item in items:
-        if not isinstance(item, str):
-            raise TypeError(
-                f"The '{name}' parameter of {func} must be a column name or a list of column "
-                f"names. Got {item!r} in it."
-            )
-    return items
 
 
 def _preview(values: Sequence[object], limit: int = 5) -> str:
@@ -260,10 +245,10 @@ def make_table(
             f"The 'table' parameter of {func} must be a pandas DataFrame or a path to a CSV, "
             f"Parquet or JSON Lines file. Got {type(data).__name__} instead."
         )
-    z_cols = _as_list(z, name="z", func=func)
+    z_cols = column_list(z, name="z", func=func)
     if not z_cols:
         raise ValueError(f"The 'z' parameter of {func} must name at least one column.")
-    s_cols = _as_list(signals, name="signals", func=func)
+    s_cols = column_list(signals, name="signals", func=func)
     if not isinstance(label, str):
         raise TypeError(
             f"The 'label' parameter of {func} must be a column name. Got {label!r} instead."
