@@ -23,19 +23,23 @@ demo: $(VENV)/.installed-base
 	$(BIN)/slicewise demo --out demo-output
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
 
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
 pytest: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest -n 2 --durations=15
+	# two workers on two cores; one BLAS thread each (many small products, threads only contend)
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --durations=15
 
 test: lint typecheck pytest
 
 bench: $(VENV)/.installed-dev
-	$(BIN)/python -m benchmarks.run_all
+	$(BIN)/python -m benchmarks.bench_core
+	$(BIN)/python -m benchmarks.bench_methods
+	$(BIN)/python -m benchmarks.bench_study
+	$(BIN)/python -m benchmarks.bench_domains
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache
