@@ -1,7 +1,8 @@
 """sw.profile at M = 1,000,000 pool items, n = 10,000 labeled, K = 6, 20 grid points, continuous Z.
 
 Reports wall time and peak traced memory of ``sw.profile`` (validation included) and the ratio
-against a plain per-grid-point loop that computes the same LACE estimates and standard errors.
+against a plain per-grid-point loop that computes the same LACE estimates and standard errors,
+and the default ``method='auto'`` (cross-validated selection, learned candidates) at the same size.
 
 Run: python -m benchmarks.bench_core
 """
@@ -63,9 +64,11 @@ def loop_profile(frame: pd.DataFrame, ridge: float = 0.3) -> tuple[np.ndarray, n
 def main() -> None:
     frame = make_frame()
     kwargs = {"z": "z", "signals": [f"s{k}" for k in range(K)], "label": "y", "kind": "continuous"}
-    t_fast, res = timed(lambda: sw.profile(frame, **kwargs))
+    t_fast, res = timed(lambda: sw.profile(frame, method="lace", **kwargs))
     t_loop, (est, _) = timed(lambda: loop_profile(frame), repeat=1)
-    mem = peak_memory(lambda: sw.profile(frame, **kwargs))
+    mem = peak_memory(lambda: sw.profile(frame, method="lace", **kwargs))
+    t_auto, _ = timed(lambda: sw.profile(frame, **kwargs), repeat=1)
+    mem_auto = peak_memory(lambda: sw.profile(frame, **kwargs))
     frame_mb = frame.memory_usage(deep=True).sum() / 1e6
     np.testing.assert_allclose(res.estimate, est, rtol=1e-8)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
@@ -74,8 +77,10 @@ def main() -> None:
     print("|---|---|---|")
     print(f"| sw.profile (lace, validation included) | {t_fast:.2f} | 1.0 |")
     print(f"| per-grid-point loop (same estimates) | {t_loop:.2f} | {t_loop / t_fast:.1f} |")
+    print(f"| sw.profile (default method='auto') | {t_auto:.2f} | {t_auto / t_fast:.1f} |")
     print(
-        f"\npeak traced memory inside sw.profile: {mem:.0f} MB (input frame itself: {frame_mb:.0f} MB)"
+        f"\npeak traced memory inside sw.profile: lace {mem:.0f} MB, auto {mem_auto:.0f} MB"
+        f" (input frame itself: {frame_mb:.0f} MB)"
     )
     print(f"peak resident set of the whole benchmark process: {rss:.0f} MB")
 
