@@ -2,7 +2,7 @@
 
 End to end from the real logs in tests/data/logs/ (lm-eval: two dummy models on one multiple-choice
 task; Inspect: one mock model): `slicewise import`, a handful of human grades joined on the item id
-(pandas for the long lm-eval table, `slicewise.io.build_item_table` for the Inspect one), then
+(`slicewise join` for the long lm-eval table, `slicewise.io.build_item_table` for the Inspect one), then
 `slicewise profile --model-col / --pair / --rank / --deploy`. The logs have 10 and 20 items, so the
 statistics are checked on a seeded synthetic long table where the full-pool truth is known.
 """
@@ -87,7 +87,10 @@ def same(written: pd.DataFrame, expected: pd.DataFrame, columns: list[str]) -> N
 
 @pytest.fixture
 def lm_items(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    """lm-eval logs -> `slicewise import` -> items.csv with the human grades joined (pandas)."""
+    """lm-eval logs -> `slicewise import` -> `slicewise join` with the human grades -> items.csv.
+
+    The joined table is checked against an independent pandas merge of the same grades.
+    """
     runs = tmp_path / "runs.parquet"
     mc_a = next((LOGS / "lm_eval" / "dummy-a").glob("samples_slicewise_mc_*.jsonl"))
     argv = ["import", "lm-eval", str(mc_a), str(LOGS / "lm_eval" / "dummy-b"), "--out", str(runs)]
@@ -95,11 +98,21 @@ def lm_items(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     frame = pd.read_parquet(runs)
     assert sorted(frame["model"].unique()) == ["dummy-a", "dummy-b"]
     grades = pd.DataFrame(GRADES, columns=["model", "doc_qid", "human"])
-    items = frame.merge(grades, on=["model", "doc_qid"], how="left", validate="one_to_one")
-    assert int(items["human"].notna().sum()) == len(GRADES)
+    grades_path = tmp_path / "grades.csv"
+    grades.to_csv(grades_path, index=False)
     path = tmp_path / "items.csv"
-    items.to_csv(path, index=False)
+    argv = ["join", str(runs), str(grades_path), "--on", "model,doc_qid", "--out", str(path)]
+    status, printed, _ = run(argv, capsys)
+    assert status == 0
+    assert f"20 rows, {len(GRADES)} graded (column 'human')" in printed
+    merged = frame.merge(grades, on=["model", "doc_qid"], how="left", validate="one_to_one")
+    pd.testing.assert_frame_equal(pd.read_csv(path), merged.pipe(_csv_round_trip, tmp_path))
     return path
+
+
+def _csv_round_trip(frame: pd.DataFrame, tmp_path: Path) -> pd.DataFrame:
+    frame.to_csv(tmp_path / "expected.csv", index=False)
+    return pd.read_csv(tmp_path / "expected.csv")
 
 
 def test_lm_eval_logs_profile_every_model(

@@ -640,7 +640,9 @@ def test_build_item_table_column_and_label_errors() -> None:
     with pytest.raises(TypeError, match=r"must be a \(DataFrame, column or columns\) pair"):
         build_item_table(ok, "y", {"judge": signal})  # type: ignore[dict-item]
     missing_id = signal.assign(item_id=["a", None, "c"])
-    with pytest.raises(ValueError, match=r"'judge' has 1 missing item ids in column 'item_id'"):
+    with pytest.raises(
+        ValueError, match=r"'judge' has 1 missing item ids in column\(s\) 'item_id'"
+    ):
         build_item_table(ok, "y", {"judge": (missing_id, "s")})
 
 

@@ -2,7 +2,8 @@
 
 Subcommands: ``profile`` (a profile from an item table, or every model, gaps, rankings, deployment
 scores and cascades), ``methods``, ``demo``, ``study``, ``simulate``, ``import`` (evaluation-harness
-logs), ``domains``, ``validate`` and ``sample`` (design-based domains). Errors are printed as one
+logs), ``join`` (gold grades onto an item table), ``domains``, ``validate`` and ``sample``
+(design-based domains). Errors are printed as one
 line naming the problem, with exit status 2; warnings as ``warning: ...`` lines.
 """
 
@@ -23,7 +24,7 @@ from .domains import (
     run_sample,
     run_validate,
 )
-from .misc import _add_import_args, _run_demo, _run_import, _run_methods
+from .misc import _add_import_args, _add_join_args, _run_demo, _run_import, _run_join, _run_methods
 from .profile import _add_profile_args, _run_profile
 from .study import _add_simulate_args, _add_study_args, _run_simulate, _run_study
 
@@ -43,6 +44,7 @@ COMMANDS: dict[
         _add_import_args,
         _run_import,
     ),
+    "join": ("add a column of gold grades to an item table by key", _add_join_args, _run_join),
     "domains": (
         "design-based domain estimates (HT, Hajek, PPI, PPI++, GREG, FH, PP-S, PP-TS)",
         add_domains_args,

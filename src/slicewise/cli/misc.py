@@ -1,4 +1,4 @@
-"""``slicewise methods``, ``slicewise demo`` and ``slicewise import``."""
+"""``slicewise methods``, ``slicewise demo``, ``slicewise import`` and ``slicewise join``."""
 
 from __future__ import annotations
 
@@ -96,4 +96,35 @@ def _run_import(args: argparse.Namespace) -> int:
         options["perturbations"] = "keep"
     frame = import_logs(args.kind, args.paths, args.out, **options)
     print(f"wrote {args.out}: {len(frame)} rows, columns {', '.join(map(str, frame.columns))}")
+    return 0
+
+
+def _add_join_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("items", type=Path, help="item table (.parquet, .csv or .jsonl)")
+    parser.add_argument("grades", type=Path, help="table of gold grades: key column(s) and a label")
+    parser.add_argument(
+        "--on",
+        type=_columns,
+        default=["item_id"],
+        help="key column(s) in both tables, comma-separated (default item_id; e.g. model,doc_qid)",
+    )
+    parser.add_argument(
+        "--label", default=None, help="label column of GRADES (default: its only non-key column)"
+    )
+    parser.add_argument(
+        "--out", required=True, type=Path, help="output table (.parquet, .csv or .jsonl)"
+    )
+
+
+def _run_join(args: argparse.Namespace) -> int:
+    from ..data.files import read_table, write_table
+    from ..io import add_grades
+
+    items = add_grades(
+        read_table(args.items), read_table(args.grades), on=args.on, label=args.label
+    )
+    label = items.columns[-1]
+    graded = int(items[label].notna().sum())
+    write_table(items, args.out)
+    print(f"wrote {args.out}: {len(items)} rows, {graded} graded (column '{label}')")
     return 0

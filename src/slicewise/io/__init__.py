@@ -6,7 +6,9 @@
 * :func:`read_logs` dispatches on the kind of log and :func:`import_logs` writes the result
   to Parquet, CSV or JSON Lines (the ``slicewise import`` command),
 * :func:`build_item_table` joins a gold-label source with cheap-signal sources on the item
-  id into one item table.
+  id into one item table,
+* :func:`add_grades` adds a column of gold grades to an item table by key (the
+  ``slicewise join`` command).
 
 None of them needs the harnesses installed. Unusual but readable content (errored samples,
 missing scores, dropped perturbations) is reported with :class:`LogReadWarning`.
@@ -20,7 +22,7 @@ Example
 from slicewise.io._common import LogReadWarning
 from slicewise.io.helm import read_helm
 from slicewise.io.inspect_logs import inspect_value_to_float, read_inspect
-from slicewise.io.join import SignalSource, build_item_table
+from slicewise.io.join import SignalSource, add_grades, build_item_table
 from slicewise.io.lm_eval import read_lm_eval
 from slicewise.io.readers import LOG_KINDS, LogKind, import_logs, read_logs
 
@@ -29,6 +31,7 @@ __all__ = [
     "LogKind",
     "LogReadWarning",
     "SignalSource",
+    "add_grades",
     "build_item_table",
     "import_logs",
     "inspect_value_to_float",

@@ -11,7 +11,7 @@ import pandas as pd
 from slicewise._validation import check_choice
 from slicewise.io._common import format_examples
 
-__all__ = ["SignalSource", "build_item_table"]
+__all__ = ["SignalSource", "add_grades", "build_item_table"]
 
 SignalSource: TypeAlias = tuple[pd.DataFrame, str | Sequence[str]]
 """A signal source: a frame and the column(s) of it to use as cheap signals."""
@@ -39,24 +39,51 @@ def _check_has(frame: pd.DataFrame, columns: Sequence[str], *, where: str, role:
         )
 
 
+def _keys(
+    frame: pd.DataFrame,
+    on: Sequence[str],
+    *,
+    where: str,
+    noun: str = "keys",
+    hint: str | None = None,
+) -> pd.Series:
+    """The key of every row as text (one column, or the columns joined by '|').
+
+    Raises when a key is missing or repeated: a key must name one row. ``noun`` and ``hint``
+    word the messages (``"item ids"`` for a source of :func:`build_item_table`).
+    """
+    missing = frame[list(on)].isna().any(axis=1)
+    if missing.any():
+        raise ValueError(
+            f"{where} has {int(missing.sum())} missing {noun} in column(s) "
+            f"{format_examples(on)} (`on`); every row needs one."
+        )
+    text = frame[list(on)].astype(str)
+    keys = text.iloc[:, 0] if len(on) == 1 else text.agg("|".join, axis=1)
+    repeated = keys[keys.duplicated(keep=False)].unique().tolist()
+    if repeated:
+        rule = hint or (
+            f"a key in {format_examples(on)} (`on`) must name one row (add the column that tells "
+            "the rows apart, e.g. the model, to `on`)"
+        )
+        raise ValueError(
+            f"{where} has {len(repeated)} duplicate {noun} (first: "
+            f"{format_examples(repeated)}); {rule}."
+        )
+    return pd.Series(keys.to_numpy(), index=frame.index)
+
+
 def _ids(frame: pd.DataFrame, on: str, *, where: str) -> pd.Series:
     """The id column as str, after checking it has no missing and no duplicate ids."""
-    raw = frame[on]
-    n_missing = int(raw.isna().sum())
-    if n_missing:
-        raise ValueError(
-            f"{where} has {n_missing} missing item ids in column '{on}' (`on`); every row needs "
-            "an id."
-        )
-    ids = raw.astype(str)
-    duplicated = ids[ids.duplicated(keep=False)].unique().tolist()
-    if duplicated:
-        raise ValueError(
-            f"{where} has {len(duplicated)} duplicate item ids (first: "
-            f"{format_examples(duplicated)}); ids must be unique within a source (a log with "
-            "several epochs, trials or models has one row each: select or average them first)."
-        )
-    return pd.Series(ids.to_numpy(), index=frame.index, name=on)
+    ids = _keys(
+        frame,
+        [on],
+        where=where,
+        noun="item ids",
+        hint="ids must be unique within a source (a log with several epochs, trials or models "
+        "has one row each: select or average them first)",
+    )
+    return ids.rename(on)
 
 
 def _numeric(series: pd.Series, *, where: str, role: str) -> pd.Series:
@@ -71,6 +98,19 @@ def _numeric(series: pd.Series, *, where: str, role: str) -> pd.Series:
             f"(e.g. {format_examples(series[bad].unique().tolist())}); it must be numeric."
         )
     return converted.astype("float64")
+
+
+def _gold_labels(series: pd.Series, *, where: str) -> pd.Series:
+    """A gold-label column as float64, raising on non-numeric values or values outside [0, 1]."""
+    y = _numeric(series, where=where, role="label")
+    outside = y.notna() & ~y.between(0.0, 1.0)
+    if outside.any():
+        raise ValueError(
+            f"{where} label column '{series.name}' has {int(outside.sum())} values outside "
+            f"[0, 1] (e.g. {format_examples(y[outside].unique().tolist())}); gold labels must be "
+            "binary or a score rescaled into [0, 1]."
+        )
+    return y
 
 
 def _mismatch_message(name: str, extra: list[str], absent: list[str], gold_source: str) -> str:
@@ -201,14 +241,7 @@ def build_item_table(
         )
 
     gold_ids = _ids(gold, on, where=gold_where)
-    y = _numeric(gold[gold_column], where=gold_where, role="label")
-    outside = y.notna() & ~y.between(0.0, 1.0)
-    if outside.any():
-        raise ValueError(
-            f"{gold_where} label column '{gold_column}' has {int(outside.sum())} values outside "
-            f"[0, 1] (e.g. {format_examples(y[outside].unique().tolist())}); gold labels must be "
-            "binary or a score rescaled into [0, 1]."
-        )
+    y = _gold_labels(gold[gold_column], where=gold_where)
     table = pd.DataFrame({on: gold_ids.to_numpy()})
     for column in profile_cols:
         table[column] = gold[column].to_numpy()
@@ -259,3 +292,93 @@ def build_item_table(
             "items first."
         )
     return table
+
+
+def add_grades(
+    items: pd.DataFrame,
+    grades: pd.DataFrame,
+    *,
+    on: str | Sequence[str] = "item_id",
+    label: str | None = None,
+) -> pd.DataFrame:
+    """Add a gold-label column from a table of grades to an item table (``slicewise join``).
+
+    ``items`` lists every pool item (an imported log: one row per item, or per model and item);
+    ``grades`` lists the graded ones, a key and a label per row. The result is ``items`` with the
+    label column added: the grade where a grades row has the same key, NaN (unlabeled)
+    elsewhere. Keys are compared as text, so an id read as a number from CSV matches the same id
+    read as text from Parquet.
+
+    Parameters
+    ----------
+    items : pandas.DataFrame
+        The item table; its rows and columns are kept, in order.
+    grades : pandas.DataFrame
+        The grades: the key column(s) ``on`` and the label column.
+    on : str or sequence of str, optional
+        Key column(s), present in both tables, that name one row of each (for a long table of
+        several models, the model column and the item id). Default ``"item_id"``.
+    label : str, optional
+        Label column of ``grades`` (numbers or booleans in [0, 1]; NaN = not graded). Default:
+        the only column of ``grades`` that is not a key; other columns of ``grades`` are not
+        used.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy of ``items`` with the float64 column ``label`` appended.
+
+    Raises
+    ------
+    ValueError
+        If a key column is missing from either table; a key is missing or repeated in either
+        table (count and up to 5 keys); ``label`` is not given and ``grades`` has several
+        non-key columns, or it is given and absent; ``items`` already has a column of that
+        name; the label is non-numeric or outside [0, 1]; or a grades key matches no item
+        (count and up to 5 keys: no grade is dropped silently).
+
+    Example
+    -------
+    >>> items = pd.DataFrame({"model": ["a", "a", "b"], "qid": [1, 2, 1], "acc": [1, 0, 1]})
+    >>> grades = pd.DataFrame({"model": ["a", "b"], "qid": ["2", "1"], "human": [0, 1]})
+    >>> add_grades(items, grades, on=["model", "qid"])
+      model  qid  acc  human
+    0     a    1    1    NaN
+    1     a    2    0    0.0
+    2     b    1    1    1.0
+    """
+    for name, frame in (("items", items), ("grades", grades)):
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"`{name}` must be a pandas DataFrame; got {type(frame).__name__}.")
+    keys = _names(on, parameter="on")
+    if not keys:
+        raise ValueError("`on` names no key column; give at least one.")
+    _check_has(items, keys, where="`items`", role="key (`on`)")
+    _check_has(grades, keys, where="`grades`", role="key (`on`)")
+    if label is None:
+        others = [str(c) for c in grades.columns if c not in keys]
+        if len(others) != 1:
+            raise ValueError(
+                f"`grades` has {len(others)} columns besides the key {format_examples(keys)} "
+                f"({format_examples(others)}); name the label column with `label`."
+            )
+        label = others[0]
+    _check_has(grades, [label], where="`grades`", role="label (`label`)")
+    if label in items.columns:
+        raise ValueError(
+            f"`items` already has a column '{label}' (`label`); rename it in one of the tables."
+        )
+    item_keys = _keys(items, keys, where="`items`")
+    grade_keys = _keys(grades, keys, where="`grades`")
+    unmatched = grade_keys[~grade_keys.isin(set(item_keys))].tolist()
+    if unmatched:
+        raise ValueError(
+            f"`grades` has {len(unmatched)} of {len(grade_keys)} keys that match no row of "
+            f"`items` ({format_examples(unmatched)}); check the key columns "
+            f"{format_examples(keys)} (`on`) and that the grades belong to these items."
+        )
+    y = _gold_labels(grades[label], where="`grades`")
+    by_key = pd.Series(y.to_numpy(), index=grade_keys.to_numpy())
+    out = items.copy()
+    out[label] = by_key.reindex(item_keys.to_numpy()).to_numpy(dtype=np.float64)
+    return out
