@@ -1,69 +1,25 @@
 """Shared plumbing of the multi-model entry points (profile_models, gap, rank_models, deploy).
 
-Option validation identical to :func:`slicewise.profile`, the pool-level warnings, and one fit on a
-prepared context whose warnings are re-emitted with a prefix naming the model or pair.
+Validation of ``level`` and ``target``, the pool-level warnings, and one fit on a prepared context
+whose warnings are re-emitted with a prefix naming the model or pair. Method options are validated
+by :func:`slicewise.api.make_options`, as in :func:`slicewise.profile`.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ._typing import TARGETS, FloatArray, Target
-from ._validation import check_choice, check_level, check_nonnegative, check_positive_int
+from ._typing import TARGETS, Target
+from ._validation import check_choice, check_level
 from .api import fit_with_warnings, wrap_result
 from .data.table import ItemTable
 from .exceptions import ConstantSignalWarning, FullyLabeledWarning, SlicewiseWarning
 from .methods.base import LabeledSet, MethodOptions, PoolContext
 from .results import ProfileResult
-
-
-def check_scale(nuisance_scale: object, *, func: str) -> float:
-    """The nuisance bandwidth multiple b / h: a float >= 1 or inf."""
-    scale = (
-        float(nuisance_scale)
-        if isinstance(nuisance_scale, int | float) and not isinstance(nuisance_scale, bool)
-        else math.nan
-    )
-    if not (scale >= 1.0):
-        raise ValueError(
-            f"The 'nuisance_scale' parameter of {func} must be a float >= 1 (b >= h) or inf. "
-            f"Got {nuisance_scale!r} instead."
-        )
-    return scale
-
-
-def method_options(
-    *,
-    func: str,
-    ridge: float,
-    nuisance_scale: float,
-    coef: FloatArray | Callable[[Any], Any] | None = None,
-    C: float = 1.0,
-    strata: int = 5,
-    ppci_multiplier: float = 1.0,
-    ppi_bandwidth_scale: float = 1.0,
-    rng: np.random.Generator | None = None,
-) -> MethodOptions:
-    """Validate every tuning option as :func:`slicewise.profile` does."""
-    return MethodOptions(
-        ridge=check_nonnegative(ridge, name="ridge", func=func),
-        nuisance_scale=check_scale(nuisance_scale, func=func),
-        coef=coef,
-        logistic_c=check_nonnegative(C, name="C", func=func, strict=True),
-        ppci_multiplier=check_nonnegative(
-            ppci_multiplier, name="ppci_multiplier", func=func, strict=True
-        ),
-        strata=check_positive_int(strata, name="strata", func=func),
-        ppi_bandwidth_scale=check_nonnegative(
-            ppi_bandwidth_scale, name="ppi_bandwidth_scale", func=func, strict=True
-        ),
-        rng=rng,
-    )
 
 
 def check_common(level: object, target: object, *, func: str) -> tuple[float, Target]:

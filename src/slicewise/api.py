@@ -18,6 +18,7 @@ from ._validation import (
     check_nonnegative,
     check_positive_int,
     check_rng,
+    check_scale,
 )
 from .data.table import ItemTable, make_table
 from .estimators.learned import LEARNERS
@@ -211,15 +212,9 @@ def make_options(
     func: str = FUNC,
 ) -> MethodOptions:
     """Validate every method option once (see :func:`profile` for their meaning)."""
-    scale = float(nuisance_scale) if isinstance(nuisance_scale, int | float) else math.nan
-    if not (scale >= 1.0):
-        raise ValueError(
-            f"The 'nuisance_scale' parameter of {func} must be a float >= 1 (b >= h) or inf. "
-            f"Got {nuisance_scale!r} instead."
-        )
     return MethodOptions(
         ridge=check_nonnegative(ridge, name="ridge", func=func),
-        nuisance_scale=scale,
+        nuisance_scale=check_scale(nuisance_scale, func=func),
         coef=coef,
         logistic_c=check_nonnegative(C, name="C", func=func, strict=True),
         ppci_multiplier=check_nonnegative(

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._runner import check_common, method_options, pool_notes
+from ._runner import check_common, pool_notes
 from ._typing import FloatArray, IntArray, Kind, Target
-from .api import build_context, fit_with_warnings, wrap_result
+from .api import build_context, fit_with_warnings, make_options, wrap_result
 from .data.files import read_table
 from .data.table import make_table
 from .estimators.cascade import CascadeMoments, cascade_estimate, rater_r2
@@ -188,7 +188,7 @@ def cascade(
     True
     """
     level, target = check_common(level, target, func=FUNC)
-    options = method_options(func=FUNC, ridge=ridge, nuisance_scale=nuisance_scale)
+    options = make_options(func=FUNC, ridge=ridge, nuisance_scale=nuisance_scale)
     frame = read_table(table) if isinstance(table, str | os.PathLike) else table
     items = make_table(frame, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
     reserved = [*items.z_names, *items.signal_names, items.label_name]

@@ -47,10 +47,10 @@ import numpy as np
 import pandas as pd
 
 from ._linear import scaled_influence
-from ._runner import check_common, method_options, pool_notes
+from ._runner import check_common, pool_notes
 from ._typing import FloatArray, IntArray, Kind, ObjectArray, Target
 from ._validation import check_choice, check_level
-from .api import build_context, check_method_needs, fit_with_warnings
+from .api import build_context, check_method_needs, fit_with_warnings, make_options
 from .data.files import read_table
 from .data.table import make_table
 from .estimators.control_variate import CoefficientFit, ridge_coefficient
@@ -468,7 +468,7 @@ def deployment_score(
     """
     method = check_choice(method, LINEAR_METHODS, name="method", func=FUNC)
     level, target = check_common(level, target, func=FUNC)
-    options = method_options(func=FUNC, ridge=ridge, nuisance_scale=nuisance_scale)
+    options = make_options(func=FUNC, ridge=ridge, nuisance_scale=nuisance_scale)
     items = make_table(table, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
     ctx = build_context(items, grid=grid, bandwidth=bandwidth)
     check_method_needs(ctx, method, options)

@@ -38,10 +38,10 @@ import numpy as np
 import pandas as pd
 
 from ._linear import scaled_influence
-from ._runner import check_common, fit_profile, method_options, pool_notes
+from ._runner import check_common, fit_profile, pool_notes
 from ._typing import FloatArray, Kind, ObjectArray, Target
 from ._validation import check_choice, check_level, check_positive_int, check_rng
-from .api import check_method_needs, fit_with_warnings
+from .api import check_method_needs, fit_with_warnings, make_options
 from .data.pairs import PAIRED_SIGNALS, PairData, PairedSignals, common_items, labeled_for_all
 from .data.pairs import pair_data as make_pair
 from .data.panel import LabelSpec, SignalSpec, make_panel
@@ -218,7 +218,7 @@ def gap(
     method = check_choice(method, tuple(METHODS), name="method", func=func)
     paired_signals = check_choice(paired_signals, PAIRED_SIGNALS, name="paired_signals", func=func)
     level, target = check_common(level, target, func=func)
-    options = method_options(
+    options = make_options(
         func=func,
         ridge=ridge,
         nuisance_scale=nuisance_scale,
@@ -505,7 +505,7 @@ def rank_models(
     n_draws = check_positive_int(n_draws, name="n_draws", func=func, minimum=100)
     level, target = check_common(level, target, func=func)
     generator = check_rng(rng, func=func, reproducible=True)
-    options = method_options(func=func, ridge=ridge, nuisance_scale=nuisance_scale)
+    options = make_options(func=func, ridge=ridge, nuisance_scale=nuisance_scale)
     panel = make_panel(
         table,
         z=z,

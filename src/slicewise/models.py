@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._runner import check_common, fit_profile, method_options, pool_notes
+from ._runner import check_common, fit_profile, pool_notes
 from ._typing import FloatArray, KernelMatrix, Kind, ObjectArray, Target
 from ._validation import check_choice, check_level, check_rng
-from .api import check_method_needs
+from .api import check_method_needs, make_options
 from .data.panel import LabelSpec, ModelPanel, SignalSpec, make_panel
 from .locality.weights import Locality, make_locality
 from .methods.base import LabeledSet, MethodOptions, PoolContext
@@ -343,7 +343,7 @@ def profile_models(
     )
     locality = make_locality(panel.items, grid=grid, bandwidth=bandwidth)
     streams = generator.spawn(len(panel.models))
-    base = method_options(
+    base = make_options(
         func=FUNC,
         ridge=ridge,
         nuisance_scale=nuisance_scale,
