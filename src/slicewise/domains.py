@@ -125,7 +125,10 @@ def prepare(
     prior_scale: float,
     func: str,
 ) -> PreparedDomains:
-    """Validate a domain table once (shared by :func:`domains`, :func:`validate` and the CLI)."""
+    """Validate a domain table and its options once (shared by :func:`domains` and :func:`validate`)."""
+    direct = check_choice(direct, ("greg", "ht"), name="direct", func=func)
+    variance_df = check_nonnegative(variance_df, name="variance_df", func=func)
+    prior_scale = check_nonnegative(prior_scale, name="prior_scale", func=func, strict=True)
     frame = _frame(table, func)
     dom_cols = column_list(domain, name="domain", func=func)
     if not dom_cols:
@@ -500,9 +503,6 @@ def domains(
     """
     func = "domains"
     level = check_level(level, func=func)
-    direct = check_choice(direct, ("greg", "ht"), name="direct", func=func)
-    df = check_nonnegative(variance_df, name="variance_df", func=func)
-    scale = check_nonnegative(prior_scale, name="prior_scale", func=func, strict=True)
     prepared = prepare(
         table,
         domain=domain,
@@ -514,8 +514,8 @@ def domains(
         taxonomy=taxonomy,
         covariates=covariates,
         direct=direct,
-        variance_df=df,
-        prior_scale=scale,
+        variance_df=variance_df,
+        prior_scale=prior_scale,
         func=func,
     )
     checked = _check_method(method, prepared, func)
@@ -580,9 +580,6 @@ def validate(
     func = "validate"
     level = check_level(level, func=func)
     k = check_positive_int(folds, name="folds", func=func, minimum=2)
-    direct = check_choice(direct, ("greg", "ht"), name="direct", func=func)
-    df = check_nonnegative(variance_df, name="variance_df", func=func)
-    scale = check_nonnegative(prior_scale, name="prior_scale", func=func, strict=True)
     generator = check_rng(rng, func=func)
     prepared = prepare(
         table,
@@ -595,8 +592,8 @@ def validate(
         taxonomy=taxonomy,
         covariates=covariates,
         direct=direct,
-        variance_df=df,
-        prior_scale=scale,
+        variance_df=variance_df,
+        prior_scale=prior_scale,
         func=func,
     )
     names = default_candidates(prepared) if candidates is None else tuple(candidates)
