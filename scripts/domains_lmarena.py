@@ -31,6 +31,7 @@ import pandas as pd
 
 from slicewise.estimators.smoothing.pipeline import DomainProblem
 from slicewise.estimators.survey.base import pool_means
+from slicewise.reports.markdown import markdown_table
 from slicewise.studies.domain_harness import run_harness
 
 DATA = Path("..") / "shared" / "data" / "lmarena" / "battles.csv"
@@ -47,21 +48,6 @@ PEERS = {
     },
     0.1: {"gold-only mean": 0.0162, "PPI++": 0.0166, "PAS": 0.0089, "UniPAS": 0.0081},
 }
-
-
-def markdown(frame: pd.DataFrame, digits: int = 5) -> str:
-    """A GitHub markdown table (no optional dependency)."""
-
-    def cell(value: object) -> str:
-        if isinstance(value, float | np.floating):
-            return f"{value:.{digits}f}"
-        return str(value)
-
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |"]
-    lines.append("|" + "---|" * frame.shape[1])
-    for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
-    return "\n".join(lines)
 
 
 def main() -> None:
@@ -120,7 +106,7 @@ def main() -> None:
         f"fraction {args.fraction}, trials {args.trials}, pairs {n_dom}, labels per trial "
         f"{int(n_j.sum())} (n_j {n_j.min()}-{n_j.max()}), {elapsed:.0f} s"
     )
-    print(markdown(table))
+    print(markdown_table(table, 5))
     peers = pd.DataFrame(
         {
             "peer (PAS repository)": list(PEERS[args.fraction]),
@@ -128,10 +114,10 @@ def main() -> None:
         }
     )
     print()
-    print(markdown(peers))
+    print(markdown_table(peers, 5))
     if args.dbcv:
         print()
-        print(markdown(result.validation_table(), 4))
+        print(markdown_table(result.validation_table(), 4))
 
 
 if __name__ == "__main__":

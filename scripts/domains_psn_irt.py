@@ -30,25 +30,11 @@ import numpy as np
 import pandas as pd
 
 from slicewise.estimators.smoothing.pipeline import DomainProblem
+from slicewise.reports.markdown import markdown_table
 from slicewise.studies.domain_harness import run_harness
 
 DATA = Path("..") / "shared" / "data" / "psn_irt" / "items.csv"
 MODELS = [f"model_{k}" for k in range(12)]
-
-
-def markdown(frame: pd.DataFrame, digits: int = 4) -> str:
-    """A GitHub markdown table (no optional dependency)."""
-
-    def cell(value: object) -> str:
-        if isinstance(value, float | np.floating):
-            return f"{value:.{digits}f}"
-        return str(value)
-
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |"]
-    lines.append("|" + "---|" * frame.shape[1])
-    for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
-    return "\n".join(lines)
 
 
 def single(frame: pd.DataFrame, candidate: str, args: argparse.Namespace) -> pd.DataFrame:
@@ -130,10 +116,10 @@ def run(
         f" smallest domain {n_d.min()}, labels per domain {int(np.floor(args.fraction * n_d.min()))}"
         f"-{int(np.ceil(args.fraction * n_d.max()))}, {elapsed:.0f} s"
     )
-    print(markdown(result.table()))
+    print(markdown_table(result.table(), 4))
     if args.dbcv:
         print()
-        print(markdown(result.validation_table(), 3))
+        print(markdown_table(result.validation_table(), 3))
     if args.per_domain:
         rmse = np.sqrt(np.nanmean(result.squared_error, axis=0))
         cover = np.nanmean(result.covered, axis=0)
@@ -142,7 +128,7 @@ def run(
             table[f"rmse_{name}"] = rmse[c]
             table[f"cov_{name}"] = cover[c]
         print()
-        print(markdown(table.reset_index(), 3))
+        print(markdown_table(table.reset_index(), 3))
     return result.table()
 
 
@@ -172,7 +158,7 @@ def main() -> None:
             )
         print("\n### all candidates\n")
         summary = pd.DataFrame(rows)
-        print(markdown(summary, 3))
+        print(markdown_table(summary, 3))
         means = summary.drop(columns="candidate").mean()
         print("\nmean over candidates: " + ", ".join(f"{k} {v:.4f}" for k, v in means.items()))
     elif args.setting == "single":

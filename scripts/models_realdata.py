@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 import slicewise as sw
+from slicewise.reports.markdown import markdown_table
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "psn_irt" / "items.csv"
 A, B = "model_0", "model_5"
@@ -37,20 +38,6 @@ def load() -> tuple[pd.DataFrame, list[str], list[str]]:
     # leak-free difficulty for the gap: share of the other 10 models correct (11 ordinal levels)
     items["difficulty"] = (10 * items[others_gap].mean(axis=1)).round().astype(int)
     return items, others_gap, others_a
-
-
-def markdown(frame: pd.DataFrame, digits: int = 4) -> str:
-    """A GitHub markdown table (no tabulate dependency)."""
-
-    def cell(value: object) -> str:
-        if isinstance(value, float | np.floating):
-            return f"{value:.{digits}f}"
-        return str(value)
-
-    lines = ["| " + " | ".join(map(str, frame.columns)) + " |"]
-    lines.append("|" + "---|" * frame.shape[1])
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(False)]
-    return "\n".join(lines)
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -118,11 +105,11 @@ def main() -> None:
     frame["lace"] = shown["lace"].estimate
     frame["lace_se"] = shown["lace"].se
     print(f"## One draw (seed {args.seed}, n = {args.n}): gap {A} - {B} by benchmark\n")
-    print(markdown(frame, 4))
+    print(markdown_table(frame, 4))
     diff = shown_diff.to_frame()[["z", "estimate", "se", "naive_estimate", "naive_se"]]
     diff.insert(1, "truth", truth_diff)
     print(f"\n## Same draw: gap {A} - {B} by difficulty (share of the other 10 correct x 10)\n")
-    print(markdown(diff, 4))
+    print(markdown_table(diff, 4))
     print(f"\n## Same draw: deployment score of {A}, mix {DEPLOY}\n")
     rows = [
         {
@@ -135,8 +122,8 @@ def main() -> None:
         }
         for m, d in dep.items()
     ]
-    print(markdown(pd.DataFrame(rows), 4))
-    print("\n" + markdown(dep["global_cv"].contributions()))
+    print(markdown_table(pd.DataFrame(rows), 4))
+    print("\n" + markdown_table(dep["global_cv"].contributions(), 4))
 
     # repeated draws
     start = time.process_time()
@@ -189,7 +176,7 @@ def main() -> None:
                 "NaN se (share)": float(np.mean(~np.isfinite(s))),
             }
         )
-    print(markdown(pd.DataFrame(rows), 3))
+    print(markdown_table(pd.DataFrame(rows), 3))
     per = pd.DataFrame(
         {
             "benchmark": counts.index,
@@ -200,7 +187,7 @@ def main() -> None:
             "paired naive se / sqrt(se_a^2 + se_b^2)": _ratio(np.array(se["naive"]), np.array(sep)),
         }
     )
-    print("\n" + markdown(per, 3))
+    print("\n" + markdown_table(per, 3))
     print("\nDeployment score:\n")
     rows = []
     naive_mse = np.mean((np.array(dep_est["naive"]) - truth_deploy) ** 2)
@@ -218,7 +205,7 @@ def main() -> None:
                 "sd of estimate": float(np.std(e)),
             }
         )
-    print(markdown(pd.DataFrame(rows), 4))
+    print(markdown_table(pd.DataFrame(rows), 4))
 
 
 if __name__ == "__main__":

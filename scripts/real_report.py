@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from slicewise.reports.markdown import markdown_table
 from slicewise.reports.study_output import write_study_outputs
 from slicewise.studies.sensitivity import sparse_summary
 from slicewise.studies.summary import CellStudy, StudyResult
@@ -100,14 +101,6 @@ def _fmt(value: float, digits: int = 2) -> str:
     return "-" if not np.isfinite(value) else f"{value:.{digits}f}"
 
 
-def _markdown(frame: pd.DataFrame) -> str:
-    header = "| " + " | ".join(str(c) for c in frame.columns) + " |"
-    lines = [header, "|" + "---|" * len(frame.columns)]
-    for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |")
-    return "\n".join(lines)
-
-
 def cells_table(data: realdata.RealData, runs: Sequence[FamilyRun]) -> str:
     """One row per cell: family, M, K, Z, kind, G, primary signal."""
     rows = []
@@ -125,7 +118,7 @@ def cells_table(data: realdata.RealData, runs: Sequence[FamilyRun]) -> str:
                     "primary": spec.primary or "-",
                 }
             )
-    return _markdown(pd.DataFrame(rows))
+    return markdown_table(pd.DataFrame(rows))
 
 
 def per_cell_tables(result: StudyResult) -> str:
@@ -143,7 +136,7 @@ def per_cell_tables(result: StudyResult) -> str:
                 text = _fmt(float(hit["re"]))
                 row[method] = f"**{text}**" if hit["re_high"] < 1 else text
             rows.append(row)
-        blocks.append(f"n = {budget}:\n\n" + _markdown(pd.DataFrame(rows)))
+        blocks.append(f"n = {budget}:\n\n" + markdown_table(pd.DataFrame(rows)))
     return "\n\n".join(blocks)
 
 
@@ -189,7 +182,7 @@ def bias_coverage(result: StudyResult) -> str:
             row[f"n={budget} RMS bias"] = _fmt(bias, 4)
             row[f"n={budget} coverage"] = cov_text
         rows.append(row)
-    return _markdown(pd.DataFrame(rows))
+    return markdown_table(pd.DataFrame(rows))
 
 
 def sparsity(result: StudyResult, family: realdata.Family) -> str:
@@ -209,7 +202,7 @@ def sparsity(result: StudyResult, family: realdata.Family) -> str:
         return (
             f"Pool size of every group of `{family.cells[0].name}` and the expected number of "
             f"labels it receives (K = {k} signals per local coefficient):\n\n"
-            + _markdown(pd.DataFrame(rows))
+            + markdown_table(pd.DataFrame(rows))
         )
     rows = []
     for c in result.cells:
@@ -220,7 +213,7 @@ def sparsity(result: StudyResult, family: realdata.Family) -> str:
         rows.append(row)
     return (
         "Pool effective sample size at the sparsest grid point and the labeled effective size it "
-        f"implies (n x n_eff / M), K = {k}:\n\n" + _markdown(pd.DataFrame(rows))
+        f"implies (n x n_eff / M), K = {k}:\n\n" + markdown_table(pd.DataFrame(rows))
     )
 
 
@@ -253,7 +246,7 @@ def pointwise_table(result: StudyResult, methods: Sequence[str] = ("lace", "glob
                         logs.append(np.log(a / c))
                 row[f"{method} n={budget}"] = _fmt(float(np.exp(np.mean(logs)))) if logs else "-"
         rows.append(row)
-    return _markdown(pd.DataFrame(rows))
+    return markdown_table(pd.DataFrame(rows))
 
 
 def sparse_text(result: StudyResult) -> str:
@@ -272,7 +265,7 @@ def sparse_text(result: StudyResult) -> str:
         }
         for r in frame.to_dict("records")
     ]
-    return _markdown(pd.DataFrame(rows))
+    return markdown_table(pd.DataFrame(rows))
 
 
 def code_versions(runs: Sequence[FamilyRun]) -> str:

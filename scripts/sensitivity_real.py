@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from slicewise.reports.markdown import markdown_table
 from slicewise.studies.engine import study_cells
 from slicewise.studies.sensitivity import (
     StressResult,
@@ -80,24 +81,11 @@ def _cached(cache: Path | None, key: str, compute: Any) -> tuple[Any, float]:
     return value, seconds
 
 
-def _markdown(frame: pd.DataFrame, digits: int = 3) -> str:
-    def fmt(v: object) -> str:
-        if isinstance(v, float):
-            return f"{v:.{digits}f}"
-        return str(v)
-
-    lines = ["| " + " | ".join(str(c) for c in frame.columns) + " |"]
-    lines.append("|" + "---|" * len(frame.columns))
-    for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(fmt(v) for v in row) + " |")
-    return "\n".join(lines)
-
-
 def _grid_markdown(grid: pd.DataFrame) -> str:
     frame = grid.copy()
     frame.insert(0, "lambda \\ h/h0", [f"{r:g}" for r in frame.index])
     frame.columns = ["lambda \\ h/h0", *[f"{c:g}" for c in grid.columns]]
-    return _markdown(frame.reset_index(drop=True))
+    return markdown_table(frame.reset_index(drop=True), digits=3)
 
 
 def stress_section(name: str, result: StressResult, seconds: float, reps: int) -> list[str]:
@@ -131,7 +119,7 @@ def stress_section(name: str, result: StressResult, seconds: float, reps: int) -
     lines += [
         "Where each cell's minimum occurs (budget, h/h0, lambda, number of cells):",
         "",
-        _markdown(where),
+        markdown_table(where, digits=3),
         "",
     ]
     return lines
@@ -163,7 +151,7 @@ def sparse_section(name: str, result: StudyResult) -> list[str]:
             "full-grid geo-mean RE",
         ]
     ].rename(columns={"budget": "n", "median_re": "median RE", "min_re": "min RE"})
-    return [f"### {name}", "", _markdown(shown.reset_index(drop=True), digits=2), ""]
+    return [f"### {name}", "", markdown_table(shown.reset_index(drop=True), digits=2), ""]
 
 
 def cv_section(
@@ -193,7 +181,7 @@ def cv_section(
         "",
         "Most frequently selected value per method and budget (share of cells x splits):",
         "",
-        _markdown(modal.reset_index(drop=True), digits=2),
+        markdown_table(modal.reset_index(drop=True), digits=2),
         "",
     ]
 
