@@ -79,39 +79,12 @@ def fit_splits(
     target: Target,
     seeds: Sequence[np.random.SeedSequence],
     tick: Callable[[], None] | None = None,
-) -> tuple[FloatArray, FloatArray]:
-    """Estimates and variances of every method at every budget on nested permutation prefixes.
-
-    Shapes (n_methods, n_budgets, reps, G); :func:`fit_splits_with_df` also returns the interval
-    degrees of freedom.
-    """
-    fits = fit_splits_with_df(
-        ctx,
-        y,
-        orders,
-        methods=methods,
-        budgets=budgets,
-        options=options,
-        target=target,
-        seeds=seeds,
-        tick=tick,
-    )
-    return fits.estimates, fits.variances
-
-
-def fit_splits_with_df(
-    ctx: PoolContext,
-    y: FloatArray,
-    orders: Iterable[np.ndarray],
-    *,
-    methods: Sequence[str],
-    budgets: Sequence[int],
-    options: MethodOptions,
-    target: Target,
-    seeds: Sequence[np.random.SeedSequence],
-    tick: Callable[[], None] | None = None,
 ) -> SplitFits:
-    """Fit every method at every budget on the nested prefixes of each permutation."""
+    """Fit every method at every budget on the nested prefixes of each permutation.
+
+    Estimates, variances and interval degrees of freedom, each of shape
+    (n_methods, n_budgets, reps, G).
+    """
     order_list = list(orders)
     shape = (len(methods), len(budgets), len(order_list), ctx.grid_size)
     est = np.full(shape, np.nan)
@@ -277,7 +250,7 @@ def study(
     seeds, orders = matched_splits(generator, n_reps, items.n_pool)
     bar = _progress(n_reps * len(budget_list), enabled=progress, desc=name)
     try:
-        est, var, dfs = fit_splits_with_df(
+        est, var, dfs = fit_splits(
             ctx,
             y,
             orders,

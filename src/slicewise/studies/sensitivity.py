@@ -40,7 +40,7 @@ from ..selection.cv import MIN_PER_FOLD, fold_scores
 from .engine import (
     CellSpec,
     _check_study_args,
-    fit_splits_with_df,
+    fit_splits,
     matched_splits,
     pool_profile,
 )
@@ -303,7 +303,7 @@ def _stress_cell(args: tuple[CellSpec, dict[str, Any]]) -> dict[tuple[float, flo
             if scale == 1.0
             else build_context(items, grid=spec.grid, bandwidth=h0 * scale, primary=spec.primary)
         )
-        naive = fit_splits_with_df(
+        naive = fit_splits(
             ctx,
             y,
             order_list,
@@ -314,7 +314,7 @@ def _stress_cell(args: tuple[CellSpec, dict[str, Any]]) -> dict[tuple[float, flo
             seeds=seeds,
         )
         for ridge in ridges:
-            lace = fit_splits_with_df(
+            lace = fit_splits(
                 ctx,
                 y,
                 order_list,

@@ -21,7 +21,7 @@ from .._typing import TARGETS, Target
 from .._validation import check_choice, check_level, check_positive_int, check_rng
 from ..api import build_context, make_options
 from ..data.table import make_table
-from .engine import _check_study_args, _progress, fit_splits_with_df, pool_profile
+from .engine import _check_study_args, _progress, fit_splits, pool_profile
 from .simulations import DESIGNS, Design
 from .summary import CellStudy, StudyResult, log_re_influence
 
@@ -106,7 +106,7 @@ def simulate(
             ctx = build_context(items, grid=grid_arg, bandwidth=bandwidth, primary=primary)
             y = np.asarray(items.label, dtype=np.float64)
             order = np.random.default_rng(perm_seed).permutation(items.n_pool)
-            est, var, dfs = fit_splits_with_df(
+            est, var, dfs = fit_splits(
                 ctx,
                 y,
                 [order],
