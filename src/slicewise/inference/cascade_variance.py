@@ -37,25 +37,7 @@ import numpy as np
 from .._typing import FloatArray
 from ..estimators.cascade import CascadeMoments
 from ..estimators.control_variate import CoefficientFit
-from ..moments.sums import LabeledMoments
-
-
-def _inverse_positive(denominator: FloatArray) -> FloatArray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(denominator > 0, 1.0 / np.where(denominator > 0, denominator, 1.0), np.nan)
-
-
-def small_sample_factor(lab: LabeledMoments, fit: CoefficientFit) -> FloatArray:
-    """kappa(z) of :mod:`slicewise.inference.variance` for a coefficient fitted on ``lab``."""
-    sum_w2 = lab.sum_w2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df_term = np.where(
-            sum_w2 > 0,
-            (2.0 * fit.df * lab.sum_w2_wb - fit.df2 * sum_w2 * lab.sum_wb2)
-            / np.where(sum_w2 > 0, sum_w2, 1.0),
-            0.0,
-        )
-    return _inverse_positive(1.0 - sum_w2 - df_term)
+from .variance import small_sample_factor
 
 
 def _fraction(num: FloatArray, den: FloatArray) -> FloatArray:

@@ -98,13 +98,8 @@ def _inverse_positive(denominator: FloatArray) -> FloatArray:
         return np.where(denominator > 0, 1.0 / np.where(denominator > 0, denominator, 1.0), np.nan)
 
 
-def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) -> LocalVariance:
-    """Variances and diagnostics of theta_hat(z) = Ybar_L - c'(Xbar_L - Xbar_T); see module notes."""
-    coef = fit.coef
-    g = coef.shape[0]
-    zero = np.zeros((g, coef.shape[1]))
-    with np.errstate(invalid="ignore"):
-        fraction = np.clip(lab.mass / np.where(pool.mass > 0, pool.mass, np.nan), 0.0, 1.0)
+def small_sample_factor(lab: LabeledMoments, fit: CoefficientFit) -> FloatArray:
+    """kappa(z) of the module notes for a coefficient fitted on ``lab`` (NaN where it is undefined)."""
     sum_w2 = lab.sum_w2
     with np.errstate(divide="ignore", invalid="ignore"):
         df_term = np.where(
@@ -113,7 +108,18 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
             / np.where(sum_w2 > 0, sum_w2, 1.0),
             0.0,
         )
-    kappa = _inverse_positive(1.0 - sum_w2 - df_term)
+    return _inverse_positive(1.0 - sum_w2 - df_term)
+
+
+def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) -> LocalVariance:
+    """Variances and diagnostics of theta_hat(z) = Ybar_L - c'(Xbar_L - Xbar_T); see module notes."""
+    coef = fit.coef
+    g = coef.shape[0]
+    zero = np.zeros((g, coef.shape[1]))
+    with np.errstate(invalid="ignore"):
+        fraction = np.clip(lab.mass / np.where(pool.mass > 0, pool.mass, np.nan), 0.0, 1.0)
+    sum_w2 = lab.sum_w2
+    kappa = small_sample_factor(lab, fit)
     kappa_naive = _inverse_positive(1.0 - sum_w2)
     resid_sq = lab.quadratic(coef, squared=True)
     label_sq = lab.quadratic(zero, squared=True)
