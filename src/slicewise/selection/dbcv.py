@@ -45,15 +45,28 @@ class DbcvOutcome:
     fits: tuple[DomainFit, ...]
 
 
-def assign_folds(sample: DomainSample, folds: int, rng: np.random.Generator) -> IntArray:
-    """Fold id of every labeled unit, balanced within every stratum-by-domain cell."""
+def _shuffled_cells(
+    sample: DomainSample, rng: np.random.Generator
+) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """Units in random order within each stratum-by-domain cell.
+
+    Returns the order (sorted by cell, random within it), the sorted cell ids, and each sorted
+    unit's first and one-past-last position of its cell.
+    """
     cell = sample.strata * sample.n_domains + sample.labeled_domain
     keys = rng.random(sample.n)
     order = np.lexsort((keys, cell))
     sorted_cell = cell[order]
     first = np.searchsorted(sorted_cell, sorted_cell, side="left")
+    last = np.searchsorted(sorted_cell, sorted_cell, side="right")
+    return order, sorted_cell, first, last
+
+
+def assign_folds(sample: DomainSample, folds: int, rng: np.random.Generator) -> IntArray:
+    """Fold id of every labeled unit, balanced within every stratum-by-domain cell."""
+    order, sorted_cell, first, _ = _shuffled_cells(sample, rng)
     rank = np.arange(sample.n) - first
-    offset = rng.integers(0, folds, size=int(cell.max()) + 1 if sample.n else 1)
+    offset = rng.integers(0, folds, size=int(sorted_cell.max()) + 1 if sample.n else 1)
     fold = np.empty(sample.n, dtype=np.intp)
     fold[order] = (rank + offset[sorted_cell]) % folds
     return fold
@@ -61,12 +74,7 @@ def assign_folds(sample: DomainSample, folds: int, rng: np.random.Generator) -> 
 
 def split_mask(sample: DomainSample, share: float, rng: np.random.Generator) -> BoolArray:
     """Training mask holding round(share x n_cell) units of every stratum-by-domain cell."""
-    cell = sample.strata * sample.n_domains + sample.labeled_domain
-    keys = rng.random(sample.n)
-    order = np.lexsort((keys, cell))
-    sorted_cell = cell[order]
-    first = np.searchsorted(sorted_cell, sorted_cell, side="left")
-    last = np.searchsorted(sorted_cell, sorted_cell, side="right")
+    order, _, first, last = _shuffled_cells(sample, rng)
     rank = np.arange(sample.n) - first
     size = last - first
     take = np.maximum(np.minimum(np.round(share * size), size - 1), 1)
