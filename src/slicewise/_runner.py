@@ -11,13 +11,10 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ._typing import TARGETS, Target
 from ._validation import check_choice, check_level
 from .api import fit_with_warnings, wrap_result
-from .data.table import ItemTable
-from .exceptions import ConstantSignalWarning, FullyLabeledWarning, SlicewiseWarning
+from .exceptions import SlicewiseWarning
 from .methods.base import LabeledSet, MethodOptions, PoolContext
 from .results import ProfileResult
 
@@ -25,32 +22,6 @@ from .results import ProfileResult
 def check_common(level: object, target: object, *, func: str) -> tuple[float, Target]:
     """Validate ``level`` and ``target``."""
     return check_level(level, func=func), check_choice(target, TARGETS, name="target", func=func)
-
-
-def pool_notes(
-    table: ItemTable, labeled: LabeledSet, method: str, *, prefix: str, stacklevel: int
-) -> list[str]:
-    """Warn (once each) about constant signals and a fully labeled pool, as profile() does."""
-    notes: list[str] = []
-    if method == "naive":
-        return notes
-    sd = table.signals.std(axis=0) if table.signals.shape[1] else np.zeros(0)
-    constant = [n for n, s in zip(table.signal_names, sd, strict=True) if s == 0]
-    if constant:
-        message = (
-            f"{prefix}signal column(s) {constant} are constant over the pool and carry no "
-            "information."
-        )
-        warnings.warn(message, ConstantSignalWarning, stacklevel=stacklevel)
-        notes.append(message)
-    if labeled.n == table.n_pool:
-        message = (
-            f"{prefix}every one of the {table.n_pool} items is labeled, so the cheap signals "
-            f"cannot add information: {method} reduces to the naive local mean there."
-        )
-        warnings.warn(message, FullyLabeledWarning, stacklevel=stacklevel)
-        notes.append(message)
-    return notes
 
 
 def fit_profile(

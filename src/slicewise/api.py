@@ -232,6 +232,41 @@ def make_options(
     )
 
 
+def _sentence(prefix: str, text: str) -> str:
+    """``prefix + text``, or ``text`` capitalised when there is no prefix."""
+    return prefix + text if prefix else text[:1].upper() + text[1:]
+
+
+def pool_notes(
+    table: ItemTable, labeled: LabeledSet, method: str, *, prefix: str, stacklevel: int
+) -> list[str]:
+    """Warn (once each) about constant signals and a fully labeled pool; return the messages.
+
+    ``prefix`` names the model or pair the table belongs to (empty for a single profile).
+    """
+    notes: list[str] = []
+    if method == "naive":
+        return notes
+    sd = table.signals.std(axis=0) if table.signals.shape[1] else np.zeros(0)
+    constant = [n for n, s in zip(table.signal_names, sd, strict=True) if s == 0]
+    if constant:
+        message = _sentence(
+            prefix,
+            f"signal column(s) {constant} are constant over the pool and carry no information.",
+        )
+        warnings.warn(message, ConstantSignalWarning, stacklevel=stacklevel)
+        notes.append(message)
+    if labeled.n == table.n_pool:
+        message = _sentence(
+            prefix,
+            f"every one of the {table.n_pool} items is labeled, so the cheap signals cannot add "
+            f"information: {method} reduces to the naive local mean there.",
+        )
+        warnings.warn(message, FullyLabeledWarning, stacklevel=stacklevel)
+        notes.append(message)
+    return notes
+
+
 def profile(
     table: pd.DataFrame | str | os.PathLike[str],
     *,
@@ -377,24 +412,8 @@ def profile(
     ctx = build_context(items, grid=grid, bandwidth=bandwidth, primary=primary)
     check_method_needs(ctx, method, options)
 
-    notes: list[str] = []
-    constant = [
-        n for n, s in zip(items.signal_names, items.signals.std(axis=0), strict=True) if s == 0
-    ]
-    if constant and method != "naive":
-        message = (
-            f"Signal column(s) {constant} are constant over the pool and carry no information."
-        )
-        warnings.warn(message, ConstantSignalWarning, stacklevel=2)
-        notes.append(message)
-    if items.n_labeled == items.n_pool and method != "naive":
-        message = (
-            f"Every one of the {items.n_pool} items is labeled, so the cheap signals cannot add "
-            f"information: {method} reduces to the naive local mean there."
-        )
-        warnings.warn(message, FullyLabeledWarning, stacklevel=2)
-        notes.append(message)
     labeled = LabeledSet.from_table(items)
+    notes = pool_notes(items, labeled, method, prefix="", stacklevel=3)
     fit, naive, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
     if options.smooth == "fh" and method != "auto":
         smoothed = smooth_fit(ctx, labeled, fit, options)

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._runner import check_common, pool_notes
+from ._runner import check_common
 from ._typing import FloatArray, IntArray, Kind, Target
-from .api import build_context, fit_with_warnings, make_options, wrap_result
+from .api import build_context, fit_with_warnings, make_options, pool_notes, wrap_result
 from .data.files import read_table
 from .data.table import make_table
 from .estimators.cascade import CascadeMoments, cascade_estimate, rater_r2

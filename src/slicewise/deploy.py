@@ -47,10 +47,10 @@ import numpy as np
 import pandas as pd
 
 from ._linear import scaled_influence
-from ._runner import check_common, pool_notes
+from ._runner import check_common
 from ._typing import FloatArray, IntArray, Kind, ObjectArray, Target
 from ._validation import check_choice, check_level
-from .api import build_context, check_method_needs, fit_with_warnings, make_options
+from .api import build_context, check_method_needs, fit_with_warnings, make_options, pool_notes
 from .data.files import read_table
 from .data.table import make_table
 from .estimators.control_variate import CoefficientFit, ridge_coefficient

@@ -38,10 +38,10 @@ import numpy as np
 import pandas as pd
 
 from ._linear import scaled_influence
-from ._runner import check_common, fit_profile, pool_notes
+from ._runner import check_common, fit_profile
 from ._typing import FloatArray, Kind, ObjectArray, Target
 from ._validation import check_choice, check_level, check_positive_int, check_rng
-from .api import check_method_needs, fit_with_warnings, make_options
+from .api import check_method_needs, fit_with_warnings, make_options, pool_notes
 from .data.pairs import PAIRED_SIGNALS, PairData, PairedSignals, common_items, labeled_for_all
 from .data.pairs import pair_data as make_pair
 from .data.panel import LabelSpec, SignalSpec, make_panel

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._runner import check_common, fit_profile, pool_notes
+from ._runner import check_common, fit_profile
 from ._typing import FloatArray, KernelMatrix, Kind, ObjectArray, Target
 from ._validation import check_choice, check_level, check_rng
-from .api import check_method_needs, make_options
+from .api import check_method_needs, make_options, pool_notes
 from .data.panel import LabelSpec, ModelPanel, SignalSpec, make_panel
 from .locality.weights import Locality, make_locality
 from .methods.base import LabeledSet, MethodOptions, PoolContext
