@@ -1,8 +1,9 @@
 """Shared plumbing of the multi-model entry points (profile_models, gap, rank_models, deploy).
 
-Validation of ``level`` and ``target``, the pool-level warnings, and one fit on a prepared context
-whose warnings are re-emitted with a prefix naming the model or pair. Method options are validated
-by :func:`slicewise.api.make_options`, as in :func:`slicewise.profile`.
+Validation of ``level`` and ``target``, and one fit on a prepared context whose warnings are
+re-emitted with a prefix naming the model or pair. Method options and the pool-level warnings come
+from :func:`slicewise.api.make_options` and :func:`slicewise.api.pool_notes`, as in
+:func:`slicewise.profile`.
 """
 
 from __future__ import annotations
