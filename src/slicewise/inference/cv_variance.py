@@ -82,19 +82,3 @@ def cross_validated_contributions(
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(sum_w2 < 1.0, (1.0 - fraction) / (1.0 - sum_w2), np.nan)
     return np.asarray(scale * weights**2 * (resid - ebar) ** 2, dtype=np.float64)
-
-
-def cross_validated_variance(
-    weights: FloatArray,
-    fraction: FloatArray,
-    y: FloatArray,
-    x: FloatArray,
-    fold: IntArray,
-    coefficient: Callable[[IntArray], CoefficientFit],
-) -> FloatArray:
-    """Out-of-fold pool-target variance of theta_hat(z) for one candidate coefficient rule, (G,).
-
-    The column sums of :func:`cross_validated_contributions` (same parameters).
-    """
-    contributions = cross_validated_contributions(weights, fraction, y, x, fold, coefficient)
-    return np.asarray(contributions.sum(axis=0), dtype=np.float64)

@@ -8,7 +8,7 @@ and the coefficient rule (the local ridge coefficient at nuisance bandwidth b, s
 pooled one with strength kappa, :func:`~slicewise.estimators.control_variate.shrunk_coefficient`).
 Because all are unbiased, the one with the smallest variance has the smallest error; the
 variances are compared on out-of-fold residuals
-(:func:`~slicewise.inference.cv_variance.cross_validated_variance`), which penalise coefficients
+(:func:`~slicewise.inference.cv_variance.cross_validated_contributions`), which penalise coefficients
 that are noise. Naive is always a candidate, so the cheap signals can help but, up to the noise of
 the criterion, not hurt.
 """
