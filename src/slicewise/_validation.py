@@ -7,7 +7,7 @@ Every message names the parameter, states the rule and echoes the offending valu
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
 import numpy as np
@@ -118,3 +118,30 @@ def column_list(value: str | Sequence[str] | None, *, name: str, func: str) -> l
                 f"names. Got {item!r} in it."
             )
     return items
+
+
+def format_examples(values: Iterable[object], limit: int = 5) -> str:
+    """Quote up to ``limit`` values for an error message, noting how many were left out.
+
+    Parameters
+    ----------
+    values : iterable
+        Values to show.
+    limit : int, optional
+        Maximum number of values shown.
+
+    Returns
+    -------
+    str
+        For example ``"'a', 'b', ... (3 more)"``.
+
+    Example
+    -------
+    >>> format_examples(["q1", "q2", "q3"], limit=2)
+    "'q1', 'q2', ... (1 more)"
+    """
+    items = list(values)
+    shown = ", ".join(repr(v) if isinstance(v, str) else str(v) for v in items[:limit])
+    if len(items) > limit:
+        shown += f", ... ({len(items) - limit} more)"
+    return shown

@@ -22,6 +22,7 @@ from ._validation import (
     check_positive_int,
     check_rng,
     column_list,
+    format_examples,
 )
 from .data.designs import (
     ALLOCATIONS,
@@ -33,7 +34,7 @@ from .data.designs import (
     draw,
 )
 from .data.files import read_table
-from .data.table import _check_columns, _numeric, _preview
+from .data.table import _check_columns, _numeric
 from .estimators.smoothing.pipeline import (
     DIRECT,
     METHODS,
@@ -153,7 +154,7 @@ def prepare(
     if outside.any():
         raise ValueError(
             f"Label column '{label}' has {int(outside.sum())} values outside [0, 1] (e.g. "
-            f"{_preview(np.unique(y[outside]).tolist())}); gold labels must be binary or a score "
+            f"{format_examples(np.unique(y[outside]).tolist())}); gold labels must be binary or a score "
             "rescaled into [0, 1]."
         )
     if not present.any():
@@ -188,7 +189,7 @@ def prepare(
         if bad.any():
             raise ValueError(
                 f"Inclusion-probability column '{inclusion}' has {int(bad.sum())} values outside "
-                f"(0, 1] on labeled rows (e.g. {_preview(np.unique(raw[bad]).tolist())}); "
+                f"(0, 1] on labeled rows (e.g. {format_examples(np.unique(raw[bad]).tolist())}); "
                 "inclusion probabilities must lie in (0, 1]."
             )
         pi = raw
@@ -223,7 +224,7 @@ def prepare(
         per_domain = pd.DataFrame({"d": codes, "t": level_codes}).groupby("d")["t"].nunique()
         mixed = per_domain[per_domain > 1]
         if len(mixed):
-            examples = _preview([_label_text(labels[int(i)]) for i in mixed.index])
+            examples = format_examples([_label_text(labels[int(i)]) for i in mixed.index])
             raise ValueError(
                 f"Taxonomy column '{col}' takes several values within {len(mixed)} domain(s) "
                 f"(e.g. {examples}); a taxonomy level must be constant within every domain."
@@ -761,7 +762,7 @@ def sample(
         unknown = [k for k in shares if k not in set(labels.tolist())]
         if unknown:
             raise ValueError(
-                f"The 'shares' parameter of {func} names strata {_preview(unknown)} that are not "
+                f"The 'shares' parameter of {func} names strata {format_examples(unknown)} that are not "
                 f"in column '{strata}'."
             )
         user = np.array([float(shares.get(lab, 0.0)) for lab in labels])

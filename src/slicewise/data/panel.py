@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import IntArray, Kind
+from .._validation import format_examples
 from .files import read_table
 from .table import ItemTable, make_table
 
@@ -67,11 +68,6 @@ class ModelPanel:
         return self.tables[self.position(name)]
 
 
-def _preview(values: Sequence[object], limit: int = 8) -> str:
-    shown = ", ".join(repr(v) for v in list(values)[:limit])
-    return shown + (f", ... ({len(values)} in all)" if len(values) > limit else "")
-
-
 def _column_list(value: str | Sequence[str], *, name: str, func: str) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -93,13 +89,13 @@ def check_models(
     unknown = [m for m in wanted if m not in available]
     if unknown:
         raise ValueError(
-            f"The '{name}' parameter of {func} names model(s) {_preview(unknown)} that are not in "
-            f"the table. Available models: {_preview(list(available), 30)}."
+            f"The '{name}' parameter of {func} names model(s) {format_examples(unknown, 8)} that are not in "
+            f"the table. Available models: {format_examples(list(available), 30)}."
         )
     dup = sorted({m for m in wanted if wanted.count(m) > 1})
     if dup:
         raise ValueError(
-            f"The '{name}' parameter of {func} lists model(s) {_preview(dup)} more than once."
+            f"The '{name}' parameter of {func} lists model(s) {format_examples(dup, 8)} more than once."
         )
     if not wanted:
         raise ValueError(f"The '{name}' parameter of {func} must name at least one model.")
@@ -117,7 +113,7 @@ def _signals_for(
         if missing or extra:
             raise ValueError(
                 f"The 'signals' mapping of {func} must have one entry per model. Missing: "
-                f"{_preview(missing)}; not a model: {_preview(extra)}."
+                f"{format_examples(missing, 8)}; not a model: {format_examples(extra, 8)}."
             )
         return {m: _column_list(signals[m], name="signals", func=func) for m in models}
     columns = _column_list(signals, name="signals", func=func)
@@ -234,8 +230,8 @@ def make_panel(
     ]
     if missing:
         raise ValueError(
-            f"{func} names column(s) {_preview(missing)} that are not in the table. Available "
-            f"columns: {_preview(list(frame.columns), 30)}."
+            f"{func} names column(s) {format_examples(missing, 8)} that are not in the table. Available "
+            f"columns: {format_examples(list(frame.columns), 30)}."
         )
     if model is not None:
         if not isinstance(label, str):
@@ -274,7 +270,7 @@ def _wide_panel(
         dup = sorted({c for c in columns if columns.count(c) > 1})
         if dup:
             raise ValueError(
-                f"The 'label' parameter of {func} lists column(s) {_preview(dup)} more than once; "
+                f"The 'label' parameter of {func} lists column(s) {format_examples(dup, 8)} more than once; "
                 "each model needs its own label column."
             )
         label_of = {c: c for c in columns}
@@ -353,7 +349,7 @@ def _long_panel(
             if len(bad):
                 raise ValueError(
                     f"`z` column '{col}' differs between models' rows of the same item for "
-                    f"{len(bad)} ids (e.g. {_preview(bad.index.tolist(), 5)}); Z is an item "
+                    f"{len(bad)} ids (e.g. {format_examples(bad.index.tolist(), 5)}); Z is an item "
                     "property and must agree across models."
                 )
         item_frame = frame.drop_duplicates(subset=[id])

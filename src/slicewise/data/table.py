@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import KINDS, BoolArray, FloatArray, IntArray, Kind, ObjectArray
-from .._validation import check_choice, column_list
+from .._validation import check_choice, column_list, format_examples
 from .files import read_table
 
 #: Integer-valued numeric profiles with at most this many distinct values are read as ordinal
@@ -95,17 +95,12 @@ class ItemTable:
         )
 
 
-def _preview(values: Sequence[object], limit: int = 5) -> str:
-    shown = ", ".join(repr(v) for v in list(values)[:limit])
-    return shown + (", ..." if len(values) > limit else "")
-
-
 def _check_columns(frame: pd.DataFrame, columns: Sequence[str], *, name: str, func: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise ValueError(
-            f"The '{name}' parameter of {func} names column(s) {_preview(missing)} that are not in "
-            f"the table. Available columns: {_preview(list(frame.columns), 30)}."
+            f"The '{name}' parameter of {func} names column(s) {format_examples(missing)} that are not in "
+            f"the table. Available columns: {format_examples(list(frame.columns), 30)}."
         )
 
 
@@ -115,7 +110,7 @@ def _numeric(series: pd.Series, *, role: str) -> FloatArray:
         converted = pd.to_numeric(series, errors="coerce")
         bad = converted.isna() & series.notna()
         if bad.any():
-            examples = _preview(series[bad].unique().tolist())
+            examples = format_examples(series[bad].unique().tolist())
             raise ValueError(
                 f"{role} column '{series.name}' has {int(bad.sum())} non-numeric values "
                 f"(e.g. {examples}); it must be numeric."
@@ -259,7 +254,7 @@ def make_table(
     duplicated = sorted({c for c in s_cols if s_cols.count(c) > 1})
     if duplicated:
         raise ValueError(
-            f"The 'signals' parameter of {func} lists column(s) {_preview(duplicated)} more than "
+            f"The 'signals' parameter of {func} lists column(s) {format_examples(duplicated)} more than "
             "once; each signal must appear once."
         )
     if label in s_cols:
@@ -287,7 +282,7 @@ def make_table(
     present = ~np.isnan(label_values)
     outside = present & ~((label_values >= 0.0) & (label_values <= 1.0))
     if outside.any():
-        examples = _preview(np.unique(label_values[outside]).tolist())
+        examples = format_examples(np.unique(label_values[outside]).tolist())
         raise ValueError(
             f"Label column '{label}' has {int(outside.sum())} values outside [0, 1] (e.g. "
             f"{examples}); gold labels must be binary or a score rescaled into [0, 1]."
@@ -311,7 +306,7 @@ def make_table(
         if len(dup):
             raise ValueError(
                 f"Id column '{id}' has {dup.nunique()} duplicated ids (e.g. "
-                f"{_preview(dup.unique().tolist())}); ids must be unique."
+                f"{format_examples(dup.unique().tolist())}); ids must be unique."
             )
         ids = np.asarray(id_series, dtype=object)
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
+from slicewise._validation import format_examples
 from slicewise.exceptions import SlicewiseWarning
 
 __all__ = [
@@ -137,33 +138,6 @@ def find_files(
             seen.add(key)
             unique.append(path)
     return unique
-
-
-def format_examples(values: Iterable[object], limit: int = 5) -> str:
-    """Quote up to ``limit`` values for an error message, noting how many were left out.
-
-    Parameters
-    ----------
-    values : iterable
-        Values to show.
-    limit : int, optional
-        Maximum number of values shown.
-
-    Returns
-    -------
-    str
-        For example ``"'a', 'b', ... (3 more)"``.
-
-    Example
-    -------
-    >>> format_examples(["q1", "q2", "q3"], limit=2)
-    "'q1', 'q2', ... (1 more)"
-    """
-    items = list(values)
-    shown = ", ".join(repr(v) if isinstance(v, str) else str(v) for v in items[:limit])
-    if len(items) > limit:
-        shown += f", ... ({len(items) - limit} more)"
-    return shown
 
 
 def select_names(
