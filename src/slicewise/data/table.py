@@ -80,20 +80,6 @@ class ItemTable:
         """n = |L|."""
         return int(self.labeled.sum())
 
-    def with_labels(self, label: FloatArray) -> ItemTable:
-        """The same pool with another label vector (used by studies that mask a full table)."""
-        return ItemTable(
-            z=self.z,
-            kind=self.kind,
-            z_names=self.z_names,
-            levels=self.levels,
-            signals=self.signals,
-            signal_names=self.signal_names,
-            label=np.asarray(label, dtype=np.float64),
-            label_name=self.label_name,
-            ids=self.ids,
-        )
-
 
 def _check_columns(frame: pd.DataFrame, columns: Sequence[str], *, name: str, func: str) -> None:
     missing = [c for c in columns if c not in frame.columns]

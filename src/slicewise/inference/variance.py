@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._typing import FloatArray, Target
+from .._typing import FloatArray
 from ..estimators.control_variate import CoefficientFit
 from ..moments.sums import LabeledMoments, PoolMoments
 
@@ -87,10 +87,6 @@ class LocalVariance:
     r2: FloatArray
     gain: FloatArray
     df: FloatArray
-
-    def for_target(self, target: Target) -> FloatArray:
-        """The variance for ``target``."""
-        return self.pool if target == "pool" else self.population
 
 
 def _inverse_positive(denominator: FloatArray) -> FloatArray:
