@@ -8,25 +8,9 @@ import pytest
 from scipy import stats
 
 import slicewise as sw
+from sim_frames import continuous_frame
 
 SIGNALS = ["s1", "s2", "s3"]
-
-
-def continuous_frame(m: int = 600, n: int = 150, seed: int = 1) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    z = rng.uniform(0, 1, m)
-    y = (rng.random(m) < 0.2 + 0.6 * z).astype(float)
-    data = pd.DataFrame(
-        {
-            "z": z,
-            "s1": 2 * y * z + rng.normal(0, 0.7, m),
-            "s2": y * (1 - z) + rng.normal(0, 0.5, m) + 3,
-            "s3": rng.exponential(2.0, m),
-            "y": y,
-        }
-    )
-    data.loc[rng.permutation(m)[n:], "y"] = np.nan
-    return data
 
 
 def slow_lace(

@@ -17,6 +17,7 @@ import pytest
 from numpy.polynomial.hermite_e import hermegauss
 from threadpoolctl import threadpool_limits
 
+import sim_frames
 import slicewise as sw
 from slicewise.api import build_context
 from slicewise.data.table import make_table
@@ -200,21 +201,8 @@ def test_plugin_judge_is_biased_under_misspecification() -> None:
 # --------------------------------------------------------------------------------------------
 # Identities
 # --------------------------------------------------------------------------------------------
-def continuous_frame(seed: int = 3, m: int = 800, n: int = 240) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    z = rng.uniform(0, 1, m)
-    y = (rng.random(m) < 0.2 + 0.6 * z).astype(float)
-    frame = pd.DataFrame(
-        {
-            "z": z,
-            "s1": 2 * y * z + rng.normal(0, 0.7, m),
-            "s2": y * (1 - z) + rng.normal(0, 0.5, m) + 3,
-            "s3": rng.exponential(2.0, m),
-            "y": y,
-        }
-    )
-    frame.loc[rng.permutation(m)[n:], "y"] = np.nan
-    return frame
+def continuous_frame() -> pd.DataFrame:
+    return sim_frames.continuous_frame(m=800, n=240, seed=3)
 
 
 SIGNALS = ["s1", "s2", "s3"]
