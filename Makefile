@@ -8,18 +8,23 @@ BIN := $(VENV)/bin
 .PHONY: demo test lint typecheck pytest bench clean
 
 $(BIN)/python:
+	@echo "==> creating the virtualenv $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
+	@echo "==> upgrading pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed-base: pyproject.toml | $(BIN)/python
+	@echo "==> installing slicewise with numpy, scipy, pandas, scikit-learn, matplotlib (about a minute on a fresh machine)"
 	$(BIN)/python -m pip install --quiet -e ".[plot,progress]"
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	@echo "==> installing slicewise with the dev extras (pytest, ruff, mypy, statsmodels, selenium; a few minutes on a fresh machine)"
 	$(BIN)/python -m pip install --quiet -e ".[dev,plot,progress]"
 	touch $@ $(VENV)/.installed-base
 
 demo: $(VENV)/.installed-base
+	@echo "==> running slicewise demo: AlpacaEval 2, outputs in demo-output/"
 	$(BIN)/slicewise demo --out demo-output
 
 lint: $(VENV)/.installed-dev

@@ -4,22 +4,67 @@ cheap signals, with honest uncertainty.
 >>> import slicewise as sw
 >>> sorted(sw.methods()["method"])[:3]
 ['aug_plugin', 'auto', 'global_cv']
+
+The public names are loaded on first use (PEP 562), so ``import slicewise`` and the command line
+start without importing scikit-learn, scipy.stats or matplotlib.
 """
 
 from __future__ import annotations
 
-from .api import profile
-from .cascade import CascadePlan, cascade, cascade_break_even
-from .data.designs import DesignSample
-from .data.table import ItemTable, make_table
-from .deploy import DeploymentScore, deployment_score, read_deploy
-from .domains import domains, sample, validate
-from .gaps import ModelRanking, UnpairedLabelsWarning, gap, rank_models
-from .methods.registry import methods
-from .models import ModelProfiles, profile_models
-from .results import ConfidenceInterval, ProfileResult
-from .results_domain import DomainResult, ValidationResult
-from .selection.cv import SelectionResult, select
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import profile
+    from .cascade import CascadePlan, cascade, cascade_break_even
+    from .data.designs import DesignSample
+    from .data.table import ItemTable, make_table
+    from .datasets import load_demo
+    from .deploy import DeploymentScore, deployment_score, read_deploy
+    from .domains import domains, sample, validate
+    from .gaps import ModelRanking, UnpairedLabelsWarning, gap, rank_models
+    from .methods.registry import methods
+    from .models import ModelProfiles, profile_models
+    from .results import ConfidenceInterval, ProfileResult
+    from .results_domain import DomainResult, ValidationResult
+    from .selection.cv import SelectionResult, select
+    from .studies.engine import study
+    from .studies.summary import StudyResult
+
+#: Public name -> the module that defines it (relative to this package).
+_EXPORTS: dict[str, str] = {
+    "CascadePlan": ".cascade",
+    "ConfidenceInterval": ".results",
+    "DeploymentScore": ".deploy",
+    "DesignSample": ".data.designs",
+    "DomainResult": ".results_domain",
+    "ItemTable": ".data.table",
+    "ModelProfiles": ".models",
+    "ModelRanking": ".gaps",
+    "ProfileResult": ".results",
+    "SelectionResult": ".selection.cv",
+    "StudyResult": ".studies.summary",
+    "UnpairedLabelsWarning": ".gaps",
+    "ValidationResult": ".results_domain",
+    "cascade": ".cascade",
+    "cascade_break_even": ".cascade",
+    "deployment_score": ".deploy",
+    "domains": ".domains",
+    "gap": ".gaps",
+    "load_demo": ".datasets",
+    "make_table": ".data.table",
+    "methods": ".methods.registry",
+    "profile": ".api",
+    "profile_models": ".models",
+    "rank_models": ".gaps",
+    "read_deploy": ".deploy",
+    "sample": ".domains",
+    "select": ".selection.cv",
+    "study": ".studies.engine",
+    "validate": ".domains",
+}
 
 __all__ = [
     "CascadePlan",
@@ -32,6 +77,7 @@ __all__ = [
     "ModelRanking",
     "ProfileResult",
     "SelectionResult",
+    "StudyResult",
     "UnpairedLabelsWarning",
     "ValidationResult",
     "cascade",
@@ -39,6 +85,7 @@ __all__ = [
     "deployment_score",
     "domains",
     "gap",
+    "load_demo",
     "make_table",
     "methods",
     "profile",
@@ -47,7 +94,38 @@ __all__ = [
     "read_deploy",
     "sample",
     "select",
+    "study",
     "validate",
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'slicewise' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+
+class _Package(types.ModuleType):
+    """This package; a loaded submodule that shares its name with a public function
+    (``cascade``, ``domains``, ``methods``) is not bound over the function."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if (
+            isinstance(value, types.ModuleType)
+            and value.__name__ == f"{__name__}.{name}"
+            and _EXPORTS.get(name, "").lstrip(".").split(".")[0] == name
+        ):
+            return  # still in sys.modules; the attribute resolves to the function
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

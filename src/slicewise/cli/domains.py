@@ -6,12 +6,14 @@ import argparse
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ..results_domain import DomainResult
 from ._common import _columns
+
+if TYPE_CHECKING:
+    from ..results_domain import DomainResult
 
 METHODS = ("ht", "hajek", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts")
 

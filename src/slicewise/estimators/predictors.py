@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 
 from .._typing import FloatArray, IntArray, Kind
 
@@ -138,6 +137,8 @@ def fit_logistic(x: FloatArray, y: FloatArray, *, c: float) -> LogisticModel:
     target = np.concatenate([np.ones(y.size), np.zeros(y.size)])
     weight = np.concatenate([y, 1.0 - y])
     keep = weight > 0
+    from sklearn.linear_model import LogisticRegression  # heavy: imported on first fit
+
     model = LogisticRegression(C=c, max_iter=MAX_ITER)
     model.fit(rows[keep], target[keep], sample_weight=weight[keep])
     return LogisticModel(

@@ -29,7 +29,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from .._typing import FloatArray, IntArray
 
@@ -43,6 +42,8 @@ LAMBDA_GRID = np.logspace(-10.0, 1.0, 45)
 
 def matern52(x: FloatArray, y: FloatArray) -> FloatArray:
     """Matern-5/2 kernel with unit length scale: (1 + sqrt5 d + 5 d^2 / 3) exp(-sqrt5 d)."""
+    from scipy.spatial.distance import cdist  # heavy: imported on first use
+
     d = np.sqrt(5.0) * cdist(x, y)
     return np.asarray((1.0 + d + d**2 / 3.0) * np.exp(-d), dtype=np.float64)
 

@@ -45,7 +45,7 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 from threadpoolctl import threadpool_limits
 
 from ..._typing import FloatArray
@@ -307,6 +307,8 @@ def _bayes_fit(
     max_kept: int,
 ) -> BayesFit:
     """The body of :func:`bayes_fit`."""
+    from scipy import optimize  # heavy: imported on first fit, not with slicewise
+
     n_comp = model.n_components
     spread = float(np.std(model.y)) if model.y.size > 1 else 0.0
     scale = max(spread, float(np.sqrt(np.mean(model.psi))), prior_scale, 1e-6)
