@@ -34,6 +34,7 @@ from .methods.registry import METHODS
 from .methods.smoothing import smooth_fit
 from .moments.sums import column_sums, square_column_sums, take_rows
 from .results import ProfileResult
+from .sources import is_pool_source
 
 FUNC = "profile"
 SMOOTHING = ("auto", "fh", "none")
@@ -293,6 +294,9 @@ def profile(
     target: Target = "pool",
     id: str | None = None,
     rng: int | np.random.Generator | None = None,
+    gold: pd.DataFrame | str | os.PathLike[str] | None = None,
+    on: str | Sequence[str] | None = None,
+    progress: bool = False,
 ) -> ProfileResult:
     """Estimate a model's performance profile theta(z) across a profile axis.
 
@@ -360,6 +364,16 @@ def profile(
     rng : int or numpy Generator, optional
         Randomness of the methods that cross-fit (``auto``, the learned and prediction-based
         methods). None uses a fixed seed, so the same call always returns the same profile.
+    gold : DataFrame or path, optional
+        Gold labels in a separate table, joined to the pool by the key column(s) ``on`` (the
+        rules of ``slicewise join``: every key names exactly one pool row); its ``label`` column
+        is the label. ``table`` may then also be a Parquet file, folder or glob, a DuckDB
+        relation or (connection, query) pair, or a Spark DataFrame, scanned out of core (see
+        :mod:`slicewise.sources`; methods naive, lace, global_cv, per_signal_cv).
+    on : str or list of str, optional
+        Key column(s) of ``gold`` and of the pool.
+    progress : bool, default False
+        Show a progress bar while an out-of-core pool is scanned.
 
     Returns
     -------
@@ -390,6 +404,11 @@ def profile(
     >>> res.to_frame()[["z", "estimate"]].shape
     (5, 2)
     """
+    if gold is not None or on is not None or is_pool_source(table):
+        arguments = dict(locals())
+        from .sources.profile import profile_source
+
+        return profile_source(**arguments)
     method = check_choice(method, tuple(METHODS), name="method", func=FUNC)
     target = check_choice(target, TARGETS, name="target", func=FUNC)
     level = check_level(level, func=FUNC)

@@ -1,0 +1,151 @@
+"""Pools read by DuckDB: Parquet files, folders and globs (hive partitions included), a DuckDB
+relation, or a SQL query on a DuckDB connection.
+
+Each pass of :mod:`slicewise.sources.scan` reads only the columns it needs, as a stream of Arrow
+record batches of :data:`BATCH_ROWS` rows that DuckDB produces from the files; memory is bounded
+by the batch size whatever the pool size. ``duckdb`` is imported when a source is opened.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .scan import Pass
+
+#: Rows per Arrow record batch.
+BATCH_ROWS = 1 << 17
+
+GLOB_CHARS = ("*", "?", "[")
+
+
+def is_duckdb_source(pool: object) -> bool:
+    """A DuckDB relation, or a (DuckDB connection, SQL text) pair."""
+    if type(pool).__module__.startswith("duckdb") and type(pool).__name__ == "DuckDBPyRelation":
+        return True
+    return (
+        isinstance(pool, tuple)
+        and len(pool) == 2
+        and type(pool[0]).__module__.startswith("duckdb")
+        and isinstance(pool[1], str)
+    )
+
+
+def is_parquet_path(pool: object) -> bool:
+    """A Parquet file, a folder (of Parquet files, hive-partitioned or not) or a glob."""
+    if not isinstance(pool, str | os.PathLike):
+        return False
+    text = os.fspath(pool)
+    path = Path(text)
+    if any(c in text for c in GLOB_CHARS) or path.is_dir():
+        return True
+    return path.suffix.lower() in (".parquet", ".pq")
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass
+class DuckDBSource:
+    """A pool scanned by DuckDB. Build with :func:`open_duckdb`."""
+
+    relation: Any
+    description: str
+    progress: bool = False
+    total: int | None = None
+    _connection: Any = field(default=None, repr=False)
+
+    @property
+    def columns(self) -> list[str]:
+        """Column names of the pool."""
+        return list(self.relation.columns)
+
+    def arrow_schema(self) -> Any:
+        """The pool's columns as an Arrow schema (no row is read)."""
+        return self.relation.limit(0).fetch_arrow_table().schema
+
+    def run(self, pass_: Pass[Any]) -> Any:
+        """Run a pass over the pool: map every record batch, merge the partial states."""
+        query = self.relation.project(", ".join(_quote(c) for c in pass_.columns))
+        reader = query.fetch_record_batch(BATCH_ROWS)
+        bar = _progress(self.progress, self.total, self.description)
+        state: Any = None
+        try:
+            for batch in reader:
+                if batch.num_rows == 0:
+                    continue
+                part = pass_.partial(batch)
+                state = part if state is None else pass_.merge(state, part)
+                if bar is not None:
+                    bar.update(batch.num_rows)
+        finally:
+            if bar is not None:
+                bar.close()
+        if state is None:
+            raise ValueError(f"The pool {self.description} has no rows.")
+        return state
+
+
+def _progress(enabled: bool, total: int | None, description: str) -> Any:
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # the progress extra is not installed: scan silently
+        return None
+    return tqdm(total=total, unit="rows", unit_scale=True, desc=f"scanning {description}")
+
+
+def _files(path: str) -> str | list[str]:
+    if any(c in path for c in GLOB_CHARS):
+        return path
+    if Path(path).is_dir():
+        return str(Path(path) / "**" / "*.parquet")
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"Pool file '{path}' does not exist.")
+    return path
+
+
+def open_duckdb(pool: object, *, progress: bool = False) -> DuckDBSource:
+    """Open a Parquet path (file, folder or glob), DuckDB relation or (connection, SQL) pair."""
+    try:
+        import duckdb
+    except ImportError as error:  # pragma: no cover - the extra is part of the dev install
+        raise ImportError(
+            "Reading a Parquet folder, glob or DuckDB pool needs duckdb: pip install "
+            "'slicewise[duckdb]'."
+        ) from error
+    connection: Any = None
+    relation: Any
+    if isinstance(pool, str | os.PathLike):
+        text = os.fspath(pool)
+        connection = duckdb.connect()
+        files: Sequence[str] | str = _files(text)
+        try:
+            relation = connection.read_parquet(files, hive_partitioning=True)
+        except duckdb.Error as error:
+            raise ValueError(f"Cannot read the Parquet pool '{text}': {error}") from None
+        description = f"'{text}'"
+    elif isinstance(pool, tuple):
+        connection, sql = pool
+        relation = connection.sql(sql)
+        if relation is None:
+            raise ValueError(
+                "The 'table' parameter of profile got a (connection, query) pair whose query "
+                f"returns no rows to read: {sql!r}; pass a SELECT query."
+            )
+        description = "(DuckDB query)"
+        connection = None  # the caller's connection: not ours to keep
+    else:
+        relation = pool
+        description = "(DuckDB relation)"
+    source = DuckDBSource(relation=relation, description=description, progress=progress)
+    source._connection = connection
+    if progress:
+        count: Any = relation.aggregate("count(*)").fetchone()
+        source.total = int(count[0])
+    return source
