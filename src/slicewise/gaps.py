@@ -46,12 +46,8 @@ from .data.pairs import PAIRED_SIGNALS, PairData, PairedSignals, common_items, l
 from .data.pairs import pair_data as make_pair
 from .data.panel import LabelSpec, SignalSpec, make_panel
 from .exceptions import SlicewiseWarning
-from .inference.influence import (
-    bonferroni_critical,
-    correlation,
-    max_abs_draws,
-    max_t_critical,
-)
+from .inference.influence import correlation
+from .inference.simultaneous import clean_df, min_p_draws, per_interval_level, t_critical
 from .locality.weights import make_locality
 from .methods.base import LabeledSet, MethodFit, PoolContext
 from .methods.control_variates import LINEAR_METHODS, LinearMethod, linear_pieces
@@ -285,10 +281,14 @@ class ModelRanking:
     z : ndarray of object, shape (G,) or (G, q)
     estimate, se : ndarray of shape (P, G)
         Gap estimates theta_a(z) - theta_b(z) and their standard errors.
+    df : ndarray of shape (P, G)
+        Degrees of freedom of each gap's Student-t interval (those of :func:`gap`); NaN means a
+        normal interval.
     correction : {'maxt', 'bonferroni'}
-    null_max : ndarray
-        Sorted draws of max |t| over the family under the joint normal law ('maxt'; empty for
-        'bonferroni'); their quantile at a level is the simultaneous critical value.
+    null_min_p : ndarray
+        Sorted draws of the smallest two-sided p-value over the family under the joint t law of
+        :mod:`slicewise.inference.simultaneous` ('maxt'; empty for 'bonferroni'); their quantile
+        at 1 - level is the per-interval level alpha*.
     n_family : int
         Number of (pair, grid point) intervals in the family (finite se).
     level : float
@@ -307,8 +307,9 @@ class ModelRanking:
     z: ObjectArray
     estimate: FloatArray
     se: FloatArray
+    df: FloatArray
     correction: str
-    null_max: FloatArray
+    null_min_p: FloatArray
     n_family: int
     level: float
     target: str
@@ -321,7 +322,7 @@ class ModelRanking:
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("estimate", "se", "null_max"):
+        for name in ("estimate", "se", "df", "null_min_p"):
             arr = np.array(getattr(self, name), dtype=np.float64, copy=True)
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
@@ -331,22 +332,40 @@ class ModelRanking:
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         check_level(self.level, func="ModelRanking")
 
+    def per_interval_level(self, level: float | None = None) -> float:
+        """alpha*: the two-sided level each interval is built at so that all hold jointly.
+
+        'maxt': the (1 - level) quantile of the min-p draws, clamped to [alpha / J, alpha];
+        'bonferroni': alpha / J (see :mod:`slicewise.inference.simultaneous`).
+        """
+        lvl = self.level if level is None else check_level(level, func="per_interval_level")
+        draws = self.null_min_p if self.correction == "maxt" else np.zeros(0)
+        return per_interval_level(draws, lvl, self.n_family)
+
     def critical_value(self, level: float | None = None) -> float:
-        """Simultaneous critical value at ``level`` (default: the result's level)."""
-        lvl = self.level if level is None else check_level(level, func="critical_value")
-        if self.correction == "maxt":
-            return max_t_critical(self.null_max, lvl)
-        return bonferroni_critical(self.n_family, lvl)
+        """Simultaneous critical value of a normal interval, z_{1 - alpha*/2}.
+
+        Intervals with finite :attr:`df` use t_{df, 1 - alpha*/2} (:meth:`critical_values`).
+        """
+        return float(t_critical(self.per_interval_level(level), np.array([np.inf]))[0])
+
+    def critical_values(self, level: float | None = None) -> FloatArray:
+        """Simultaneous critical value of every interval, t_{df, 1 - alpha*/2}, shape (P, G)."""
+        return t_critical(self.per_interval_level(level), self.df)
 
     def ci(self, level: float | None = None) -> ConfidenceInterval:
-        """Simultaneous intervals over every pair and grid point, arrays of shape (P, G)."""
-        half = self.critical_value(level) * self.se
+        """Simultaneous intervals over every pair and grid point, arrays of shape (P, G).
+
+        Never narrower than :meth:`pointwise_ci`: both use Student t with :attr:`df`, at the
+        levels alpha* <= alpha.
+        """
+        half = self.critical_values(level) * self.se
         return ConfidenceInterval(low=self.estimate - half, high=self.estimate + half)
 
     def pointwise_ci(self, level: float | None = None) -> ConfidenceInterval:
-        """Pointwise (unadjusted) normal intervals, shape (P, G)."""
+        """Pointwise (unadjusted) intervals, shape (P, G): those of :func:`gap` (Student t)."""
         lvl = self.level if level is None else check_level(level, func="pointwise_ci")
-        return normal_interval(self.estimate, self.se, lvl)
+        return normal_interval(self.estimate, self.se, lvl, self.df)
 
     def _z_frame(self) -> pd.DataFrame:
         if self.z.ndim == 1:
@@ -356,9 +375,10 @@ class ModelRanking:
     def to_frame(self, level: float | None = None) -> pd.DataFrame:
         """Tidy table: one row per (pair, grid point).
 
-        Columns: model_a, model_b, z (or one per profile dimension), estimate, se, lower, upper
-        (simultaneous), pointwise_lower, pointwise_upper, verdict ('a > b', 'a < b' or
-        'unresolved' by the simultaneous interval).
+        Columns: model_a, model_b, z (or one per profile dimension), estimate, se, df (of the
+        Student-t law; inf for a normal interval), lower, upper (simultaneous), pointwise_lower,
+        pointwise_upper, verdict ('<winner> > <loser>' with the models' names, or 'unresolved',
+        by the simultaneous interval).
         """
         sim = self.ci(level)
         point = self.pointwise_ci(level)
@@ -369,12 +389,15 @@ class ModelRanking:
             frame.insert(0, "model_a", a)
             frame["estimate"] = self.estimate[p]
             frame["se"] = self.se[p]
+            frame["df"] = clean_df(self.df[p])
             frame["lower"] = sim.low[p]
             frame["upper"] = sim.high[p]
             frame["pointwise_lower"] = point.low[p]
             frame["pointwise_upper"] = point.high[p]
             frame["verdict"] = np.where(
-                sim.low[p] > 0, "a > b", np.where(sim.high[p] < 0, "a < b", "unresolved")
+                sim.low[p] > 0,
+                f"{a} > {b}",
+                np.where(sim.high[p] < 0, f"{b} > {a}", "unresolved"),
             )
             frames.append(frame)
         return pd.concat(frames, ignore_index=True)
@@ -459,13 +482,16 @@ def rank_models(
     grid, bandwidth, nuisance_scale, ridge
         As in :func:`slicewise.profile`.
     correction : {'maxt', 'bonferroni'}, default 'maxt'
-        'maxt': the critical value is the ``level`` quantile of max |t| over the whole family
-        (every pair and grid point) under the joint normal law of the gap estimates, whose
-        correlation comes from their item-level influence values (all pairs share one labeled
-        set); ``n_draws`` Monte-Carlo draws. 'bonferroni': z_{1 - (1 - level) / (2J)} for the J
-        intervals (conservative, no draws).
+        'maxt': single-step min-P over the whole family (every pair and grid point): each gap's
+        t-statistic is Z / sqrt(chi^2_df / df) with Z jointly normal, correlated through the
+        item-level influence values (all pairs share one labeled set), and the same Student-t
+        degrees of freedom as the pointwise interval of :func:`gap`; interval j uses
+        t_{df_j, 1 - alpha*/2} with alpha* the (1 - level) quantile of the smallest p-value
+        (``n_draws`` Monte-Carlo draws). With large df it is the normal max-|t| critical value.
+        'bonferroni': t_{df_j, 1 - (1 - level) / (2J)} for the J intervals (conservative for any
+        dependence, no draws). Both are never narrower than the pointwise intervals.
     n_draws : int, default 10,000
-        Monte-Carlo draws of the max-|t| law.
+        Monte-Carlo draws of the min-p law.
     level : float, default 0.95
         Family-wise level: all intervals cover their gaps jointly with this probability.
     target : {'pool', 'population'}, default 'pool'
@@ -489,14 +515,20 @@ def rank_models(
         \\mathrm{Cov}\\{\\hat\\Delta_p(z), \\hat\\Delta_{p'}(z')\\} \\approx
         \\sum_{i \\in L} \\phi^{(p)}_i(z)\\, \\phi^{(p')}_i(z') ,
 
-    (plus the pool-sampling parts for the population target), exact on the diagonal. The max-|t|
-    critical value c solves P(max_{p,z} |Z_{p,z}| <= c) = level for Z ~ N(0, R) with R the
-    correlation matrix; it is never larger than Bonferroni's and accounts for the strong
-    dependence between gap(a, c), gap(a, b) and gap(b, c).
+    (plus the pool-sampling parts for the population target), exact on the diagonal. With R the
+    correlation matrix and df_j the degrees of freedom of interval j, the per-interval level
+    alpha* solves P(min_j p_j <= alpha*) = 1 - level for p_j = 2 P(t_{df_j} > |T_j|),
+    T_j = Z_j / sqrt(W_j / df_j), Z ~ N(0, R), W_j ~ chi^2_{df_j} independent (the conservative
+    end between one common and independent variance estimates; see
+    :mod:`slicewise.inference.simultaneous`). It is never below Bonferroni's alpha / J and
+    accounts for the strong dependence between gap(a, c), gap(a, b) and gap(b, c); since
+    alpha* <= alpha, every simultaneous interval contains the pointwise one.
 
     References
     ----------
-    LACE paper, Section 3.4 ("Direct paired model gaps").
+    LACE paper, Section 3.4 ("Direct paired model gaps"). Westfall and Young (1993), Section 2.6
+    (single-step min-P); Hothorn, Bretz and Westfall (2008), Biometrical Journal 50, 346-363
+    (multivariate t critical values).
     """
     func = "rank_models"
     method = check_choice(method, LINEAR_METHODS, name="method", func=func)
@@ -565,20 +597,22 @@ def rank_models(
     estimate = np.vstack([2.0 * f.estimate - 1.0 for f in fits])
     var = np.vstack([f.var_pool if target == "pool" else f.var_population for f in fits])
     se = 2.0 * np.sqrt(var)
+    df = np.vstack([np.full(f.estimate.shape, np.nan) if f.df is None else f.df for f in fits])
     family = np.isfinite(se.ravel()) & (se.ravel() > 0)
-    null_max = np.zeros(0)
+    null_min_p = np.zeros(0)
     if correction == "maxt":
         cov = _joint_covariance(influence_parts, fits, target)
         sub = correlation(cov[np.ix_(family, family)])
-        null_max = max_abs_draws(sub, n_draws=n_draws, rng=generator)
+        null_min_p = min_p_draws(sub, df.ravel()[family], n_draws=n_draws, rng=generator)
     return ModelRanking(
         models=names,
         pairs=pairs,
         z=locality.labels,
         estimate=estimate,
         se=se,
+        df=df,
         correction=correction,
-        null_max=null_max,
+        null_min_p=null_min_p,
         n_family=int(family.sum()),
         level=level,
         target=target,

@@ -355,9 +355,10 @@ def test_synthetic_ranking_matches_api(
     truth = truth_by_level(frame)
     for row in gaps.itertuples():
         true_gap = truth.loc[row.z, row.model_a] - truth.loc[row.z, row.model_b]
-        assert row.verdict != ("a > b" if true_gap < 0 else "a < b")  # no wrong sign resolved
+        a_wins, b_wins = f"{row.model_a} > {row.model_b}", f"{row.model_b} > {row.model_a}"
+        assert row.verdict != (a_wins if true_gap < 0 else b_wins)  # no wrong sign resolved
         if abs(true_gap) > 0.25:  # > 5 se: resolved with the right sign
-            assert row.verdict == ("a > b" if true_gap > 0 else "a < b"), row
+            assert row.verdict == (a_wins if true_gap > 0 else b_wins), row
 
 
 def test_ranking_counts_a_floored_interval_in_the_family(

@@ -213,8 +213,9 @@ def test_rank_models_estimates_equal_gap_and_maxt_is_below_bonferroni() -> None:
     bonf = stats.norm.ppf(1 - 0.05 / (2 * 24))
     assert 1.96 < rank.critical_value() < bonf
     frame = rank.to_frame()
-    assert frame.shape == (24, 10)
-    assert set(frame["verdict"]) <= {"a > b", "a < b", "unresolved"}
+    assert frame.shape == (24, 11)
+    named = {f"{a} > {b}" for a in rank.models for b in rank.models if a != b}
+    assert set(frame["verdict"]) <= named | {"unresolved"}
     ranks = rank.rank_frame()
     assert ranks.shape == (16, 7)
     assert np.all(ranks["rank_best"] <= ranks["rank_worst"])
@@ -222,6 +223,8 @@ def test_rank_models_estimates_equal_gap_and_maxt_is_below_bonferroni() -> None:
         data, z="g", label=labels, signals=signals, kind="categorical", correction="bonferroni"
     )
     assert b.critical_value() == pytest.approx(bonf)
+    t_bonf = stats.t.isf(0.05 / (2 * 24), b.df)
+    np.testing.assert_allclose(b.critical_values(), t_bonf, rtol=1e-10)
 
 
 def test_rank_models_continuous_profile_accounts_for_grid_correlation() -> None:

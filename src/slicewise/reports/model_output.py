@@ -61,7 +61,7 @@ def _save_png(path: Path, draw: Callable[[Axes], object]) -> list[Path]:
     fig, axes = new_axes()
     draw(axes[0])
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return [path]
 
@@ -113,7 +113,7 @@ def write_models(
         "kind": result.kind,
         "z": list(result.z_names),
         "models": list(result.models),
-        "per_model": _jsonable(result.summary()),
+        "per_model": _jsonable(result.to_dict()),
         "rows": _records(frame),
     }
     out, written = _write(out_dir, stem, {stem: frame}, payload)
@@ -123,10 +123,11 @@ def write_models(
 def format_ranking(result: ModelRanking) -> str:
     """Pairwise gaps with simultaneous intervals, then the ranking view per grid point."""
     crit = result.critical_value()
+    alpha_star = result.per_interval_level()
     pointwise = float(normal_interval(np.zeros(1), np.ones(1), result.level).high[0])
     z_cols = list(result._z_frame().columns)
     gaps = result.to_frame()[
-        ["model_a", "model_b", *z_cols, "estimate", "lower", "upper", "se", "verdict"]
+        ["model_a", "model_b", *z_cols, "estimate", "lower", "upper", "se", "df", "verdict"]
     ]
     ranks = result.rank_frame()[
         [*z_cols, "model", "score", "rank_best", "rank_worst", "wins", "losses"]
@@ -135,8 +136,9 @@ def format_ranking(result: ModelRanking) -> str:
         f"Pairwise gaps a - b ({result.method}, paired signals "
         f"{result.params.get('paired_signals')}) over {', '.join(result.z_names)} "
         f"({result.kind}); target={result.target}\n{round(result.level * 100)}% simultaneous "
-        f"intervals ({result.correction}): critical value {crit:.3f} over {result.n_family} "
-        f"intervals (pointwise: {pointwise:.3f}); n={result.n_labeled} items labeled for every "
+        f"intervals ({result.correction}): each at level {1 - alpha_star:.5f} with Student t on "
+        f"its df (critical value {crit:.3f} for a normal interval; pointwise: {pointwise:.3f}) "
+        f"over {result.n_family} intervals; n={result.n_labeled} items labeled for every "
         f"model of M={result.n_pool}"
     )
     ranking = (
@@ -175,6 +177,7 @@ def write_ranking(
         "z": list(result.z_names),
         "correction": result.correction,
         "critical_value": result.critical_value(),
+        "per_interval_level": 1.0 - result.per_interval_level(),
         "n_family": result.n_family,
         "n_labeled": result.n_labeled,
         "n_pool": result.n_pool,
