@@ -24,12 +24,12 @@ GLOB_CHARS = ("*", "?", "[")
 
 def is_duckdb_source(pool: object) -> bool:
     """A DuckDB relation, or a (DuckDB connection, SQL text) pair."""
-    if type(pool).__module__.startswith("duckdb") and type(pool).__name__ == "DuckDBPyRelation":
+    if "duckdb" in type(pool).__module__ and type(pool).__name__ == "DuckDBPyRelation":
         return True
     return (
         isinstance(pool, tuple)
         and len(pool) == 2
-        and type(pool[0]).__module__.startswith("duckdb")
+        and type(pool[0]).__name__ == "DuckDBPyConnection"
         and isinstance(pool[1], str)
     )
 
@@ -66,12 +66,15 @@ class DuckDBSource:
 
     def arrow_schema(self) -> Any:
         """The pool's columns as an Arrow schema (no row is read)."""
-        return self.relation.limit(0).fetch_arrow_table().schema
+        empty = self.relation.limit(0)
+        to_table = getattr(empty, "to_arrow_table", None) or empty.fetch_arrow_table
+        return to_table().schema
 
     def run(self, pass_: Pass[Any]) -> Any:
         """Run a pass over the pool: map every record batch, merge the partial states."""
         query = self.relation.project(", ".join(_quote(c) for c in pass_.columns))
-        reader = query.fetch_record_batch(BATCH_ROWS)
+        to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_record_batch
+        reader = to_reader(BATCH_ROWS)
         bar = _progress(self.progress, self.total, self.description)
         state: Any = None
         try:
@@ -146,6 +149,6 @@ def open_duckdb(pool: object, *, progress: bool = False) -> DuckDBSource:
     source = DuckDBSource(relation=relation, description=description, progress=progress)
     source._connection = connection
     if progress:
-        count: Any = relation.aggregate("count(*)").fetchone()
-        source.total = int(count[0])
+        count: Any = relation.aggregate("count(*)").fetchall()
+        source.total = int(count[0][0])
     return source

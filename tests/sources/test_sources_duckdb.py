@@ -1,0 +1,319 @@
+"""Out-of-core pools read by DuckDB give the in-memory profile to 1e-9."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+from pool_frames import SIGNALS, PoolData, assert_same_profile, make_pool
+
+import slicewise as sw
+from slicewise.sources import scan
+
+
+@pytest.fixture(scope="module")
+def data() -> PoolData:
+    return make_pool()
+
+
+@pytest.fixture(scope="module")
+def files(data: PoolData, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("pool")
+    single = root / "pool.parquet"
+    data.pool.to_parquet(single, index=False)
+    shards = root / "shards"
+    shards.mkdir()
+    for i, rows in enumerate(np.array_split(np.arange(len(data.pool)), 4)):
+        data.pool.iloc[rows].to_parquet(shards / f"part-{i}.parquet", index=False)
+    hive = root / "hive"
+    data.pool.to_parquet(hive, partition_cols=["part"], index=False)
+    gold_csv = root / "grades.csv"
+    data.gold.to_csv(gold_csv, index=False)
+    return {"file": single, "shards": shards, "hive": hive, "gold": gold_csv}
+
+
+def _source(kind: str, files: dict[str, Path]) -> Any:
+    if kind == "file":
+        return files["file"]
+    if kind == "glob":
+        return str(files["shards"] / "*.parquet")
+    if kind == "hive":
+        return files["hive"]
+    con = duckdb.connect()
+    if kind == "relation":
+        return con.read_parquet(str(files["file"]))
+    return (con, f"SELECT * FROM read_parquet('{files['shards']}/*.parquet')")
+
+
+@pytest.mark.parametrize("source", ["file", "glob", "hive", "relation", "query"])
+@pytest.mark.parametrize("z", ["z", "segment"])
+@pytest.mark.parametrize("method", ["naive", "lace", "global_cv"])
+def test_matches_in_memory(
+    data: PoolData, files: dict[str, Path], source: str, z: str, method: str
+) -> None:
+    ref = sw.profile(data.merged, z=z, signals=SIGNALS, label="human", method=method)
+    out = sw.profile(
+        _source(source, files),
+        gold=data.gold,
+        on="id",
+        z=z,
+        signals=SIGNALS,
+        label="human",
+        method=method,
+    )
+    assert_same_profile(out, ref)
+
+
+@pytest.mark.parametrize(
+    ("z", "options"),
+    [
+        ("z", {"method": "lace", "nuisance_scale": 2.0, "target": "population"}),
+        ("z", {"method": "lace", "grid": 7, "bandwidth": 0.4, "ridge": 0.0}),
+        ("z", {"method": "lace", "grid": [-1.0, 0.0, 1.5]}),
+        ("level", {"method": "lace"}),
+        ("level", {"method": "global_cv", "kind": "continuous"}),
+        ("segment", {"method": "per_signal_cv", "primary": "judge"}),
+        ("segment", {"method": "lace", "nuisance_scale": np.inf, "grid": ["seg03", "seg01"]}),
+    ],
+)
+def test_options_match_in_memory(
+    data: PoolData, files: dict[str, Path], z: str, options: dict[str, Any]
+) -> None:
+    ref = sw.profile(data.merged, z=z, signals=SIGNALS, label="human", **options)
+    out = sw.profile(
+        str(files["shards"]),
+        gold=files["gold"],
+        on="id",
+        z=z,
+        signals=SIGNALS,
+        label="human",
+        **options,
+    )
+    assert_same_profile(out, ref)
+
+
+def test_label_column_in_the_pool(data: PoolData, tmp_path: Path) -> None:
+    """Without gold=, the labeled rows are those of the pool whose label is present."""
+    data.merged.to_parquet(tmp_path / "pool.parquet", index=False)
+    ref = sw.profile(data.merged, z="z", signals=SIGNALS, label="human", method="lace")
+    out = sw.profile(
+        str(tmp_path / "*.parquet"), z="z", signals=SIGNALS, label="human", method="lace"
+    )
+    assert_same_profile(out, ref)
+
+
+def test_two_key_columns(data: PoolData, files: dict[str, Path]) -> None:
+    gold = data.gold.merge(data.pool[["id", "segment"]], on="id")
+    ref = sw.profile(data.merged, z="segment", signals=SIGNALS, label="human", method="lace")
+    out = sw.profile(
+        files["hive"],
+        gold=gold,
+        on=["segment", "id"],
+        z="segment",
+        signals=SIGNALS,
+        label="human",
+        method="lace",
+    )
+    assert_same_profile(out, ref)
+
+
+def test_gold_with_a_dataframe_pool_joins_in_memory(data: PoolData) -> None:
+    ref = sw.profile(data.merged, z="z", signals=SIGNALS, label="human", method="auto")
+    out = sw.profile(data.pool, gold=data.gold, on="id", z="z", signals=SIGNALS, label="human")
+    np.testing.assert_allclose(out.estimate, ref.estimate, rtol=0, atol=1e-12)
+
+
+def test_single_parquet_file_keeps_in_memory_methods(
+    data: PoolData, files: dict[str, Path]
+) -> None:
+    """A single Parquet file is read into memory for a method whose pool side is not a sum."""
+    ref = sw.profile(data.merged, z="segment", signals=SIGNALS, label="human")
+    out = sw.profile(
+        files["file"], gold=files["gold"], on="id", z="segment", signals=SIGNALS, label="human"
+    )
+    np.testing.assert_allclose(out.estimate, ref.estimate, rtol=0, atol=1e-12)
+
+
+def test_progress_bar(data: PoolData, files: dict[str, Path], capsys: Any) -> None:
+    out = sw.profile(
+        str(files["shards"] / "*.parquet"),
+        gold=data.gold,
+        on="id",
+        z="z",
+        signals=SIGNALS,
+        label="human",
+        method="lace",
+        progress=True,
+    )
+    assert np.all(np.isfinite(out.estimate))
+    assert "rows" in capsys.readouterr().err
+
+
+# --- errors -------------------------------------------------------------------------------------
+
+
+def test_methods_that_need_the_pool_in_memory(files: dict[str, Path], data: PoolData) -> None:
+    for method in ("auto", "lace_learned", "ppci"):
+        with pytest.raises(ValueError, match=f"Method '{method}' needs the whole pool in memory"):
+            sw.profile(
+                files["hive"],
+                gold=data.gold,
+                on="id",
+                z="z",
+                signals=SIGNALS,
+                label="human",
+                method=method,
+            )
+
+
+def test_unmatched_gold_keys(files: dict[str, Path], data: PoolData) -> None:
+    gold = pd.concat([data.gold, pd.DataFrame({"id": [1, 2, 3], "human": [1.0, 0.0, 1.0]})])
+    with pytest.raises(
+        ValueError,
+        match=r"`gold` has 3 of 403 keys that match no row of the pool \('1', '2', '3'\)",
+    ):
+        sw.profile(
+            files["hive"],
+            gold=gold,
+            on="id",
+            z="z",
+            signals=SIGNALS,
+            label="human",
+            method="lace",
+        )
+
+
+def test_gold_key_matching_two_pool_rows(data: PoolData, tmp_path: Path) -> None:
+    pool = pd.concat([data.pool, data.pool.iloc[[0, 1]]])
+    pool.to_parquet(tmp_path / "pool.parquet", index=False)
+    gold = pd.concat([data.gold, pd.DataFrame({"id": pool["id"].iloc[:2], "human": [1.0, 0.0]})])
+    gold = gold.drop_duplicates("id")
+    with pytest.raises(
+        ValueError, match=r"`gold` has 2 keys that match two or more rows of the pool"
+    ):
+        sw.profile(
+            str(tmp_path),
+            gold=gold,
+            on="id",
+            z="z",
+            signals=SIGNALS,
+            label="human",
+            method="lace",
+        )
+
+
+def test_duplicate_gold_keys(files: dict[str, Path], data: PoolData) -> None:
+    gold = pd.concat([data.gold, data.gold.iloc[:2]])
+    with pytest.raises(ValueError, match="`gold` has 2 duplicate keys"):
+        sw.profile(
+            files["hive"], gold=gold, on="id", z="z", signals=SIGNALS, label="human", method="lace"
+        )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"z": "nope"}, r"The 'z' parameter of profile names column\(s\) 'nope' that are not in"),
+        ({"signals": ["judge", "nope"]}, r"The 'signals' parameter of profile names column"),
+        ({"on": "key"}, r"`gold` has no key \(`on`\) column 'key'"),
+        ({"label": "grade"}, r"`gold` has no label \(`label`\) column 'grade'"),
+        ({"gold": None}, "The 'on' parameter of profile joins a `gold` table"),
+        ({"smooth": "fh"}, "The 'smooth' parameter of profile is 'fh'"),
+        ({"id": "id"}, "The 'id' parameter of profile is checked in memory only"),
+        ({"primary": "nope"}, "The 'primary' parameter of profile must name one of the signals"),
+        ({"signals": None}, "Method 'lace' needs at least one cheap signal"),
+        ({"kind": "ordinal", "z": "segment"}, "`z` column 'segment' has dtype string"),
+    ],
+)
+def test_bad_input(
+    files: dict[str, Path], data: PoolData, arguments: dict[str, Any], message: str
+) -> None:
+    call: dict[str, Any] = {
+        "gold": data.gold,
+        "on": "id",
+        "z": "z",
+        "signals": SIGNALS,
+        "label": "human",
+        "method": "lace",
+    }
+    call.update(arguments)
+    with pytest.raises(ValueError, match=message):
+        sw.profile(files["hive"], **call)
+
+
+def test_missing_signal_values(data: PoolData, tmp_path: Path) -> None:
+    pool = data.pool.copy()
+    pool.loc[[3, 5], "judge"] = np.nan
+    pool.to_parquet(tmp_path / "pool.parquet", index=False)
+    with pytest.raises(ValueError, match="Signal column 'judge' has 2 missing or non-finite"):
+        sw.profile(
+            str(tmp_path),
+            gold=data.gold,
+            on="id",
+            z="z",
+            signals=SIGNALS,
+            label="human",
+            method="lace",
+        )
+
+
+def test_missing_profile_values(data: PoolData, tmp_path: Path) -> None:
+    pool = data.pool.copy()
+    pool.loc[[3], "segment"] = None
+    pool.to_parquet(tmp_path / "pool.parquet", index=False)
+    with pytest.raises(ValueError, match="`z` column 'segment' has 1 missing values"):
+        sw.profile(
+            str(tmp_path),
+            gold=data.gold,
+            on="id",
+            z="segment",
+            signals=SIGNALS,
+            label="human",
+            method="lace",
+        )
+
+
+def test_labels_outside_unit_interval(files: dict[str, Path], data: PoolData) -> None:
+    gold = data.gold.assign(human=data.gold["human"] * 2)
+    with pytest.raises(ValueError, match="values outside"):
+        sw.profile(
+            files["hive"], gold=gold, on="id", z="z", signals=SIGNALS, label="human", method="lace"
+        )
+
+
+# --- exact percentiles --------------------------------------------------------------------------
+
+
+def _runner(x: np.ndarray) -> Any:
+    import pyarrow as pa
+
+    batches = [pa.record_batch([pa.array(c)], names=["x"]) for c in np.array_split(x, 7)]
+
+    def run(pass_: Any) -> Any:
+        state = None
+        for batch in batches:
+            part = pass_.partial(batch)
+            state = part if state is None else pass_.merge(state, part)
+        return state
+
+    return run
+
+
+@pytest.mark.parametrize("case", ["smooth", "ties", "constant", "tiny"])
+def test_exact_percentiles(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan, "BINS", 16)
+    monkeypatch.setattr(scan, "COLLECT", 50)
+    rng = np.random.default_rng(1)
+    x = {
+        "smooth": rng.standard_cauchy(20_000),
+        "ties": rng.integers(0, 4, 20_000).astype(float),
+        "constant": np.full(500, 2.5),
+        "tiny": np.array([3.0, -1.0]),
+    }[case]
+    q = [5, 50, 95, 0, 100]
+    got = scan.exact_percentiles(_runner(x), "x", q, n=x.size, lo=float(x.min()), hi=float(x.max()))
+    np.testing.assert_array_equal(got, np.percentile(x, q))
