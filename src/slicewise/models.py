@@ -162,9 +162,37 @@ class ModelProfiles:
             frames.append(frame)
         return pd.concat(frames, ignore_index=True)
 
-    def summary(self) -> dict[str, Any]:
-        """A JSON-ready description: one :meth:`ProfileResult.summary` per model."""
-        return {name: p.summary() for name, p in zip(self.models, self.profiles, strict=True)}
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description: one :meth:`ProfileResult.to_dict` per model."""
+        return {name: p.to_dict() for name, p in zip(self.models, self.profiles, strict=True)}
+
+    def summary(self) -> str:
+        """A readable report: what was estimated, per model the method, table and warnings."""
+        from .reports.text import models_summary
+
+        return models_summary(self)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        title: str | None = None,
+        label: str | None = None,
+        context: Mapping[str, object] | None = None,
+    ) -> str:
+        """Write a self-contained HTML report to ``path`` (if given) and return its text.
+
+        One file with inline CSS and figures (no network): the estimate with its band, the
+        per-slice table, what the method chose and why, every warning and note, a data summary
+        and how to reproduce it. ``label`` names the measured column; ``context`` adds rows
+        such as ``{'data': 'items.csv', 'signals': 'judge, conf', 'command': '...'}``.
+        """
+        from .reports.html import models_html
+
+        return models_html(self, path, title=title, label=label, context=context)
 
     def plot(
         self,

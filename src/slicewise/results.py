@@ -16,6 +16,8 @@ from ._typing import BoolArray, FloatArray, ObjectArray
 from ._validation import check_level
 
 if TYPE_CHECKING:
+    import os
+
     from matplotlib.axes import Axes
 
 
@@ -180,7 +182,7 @@ class ProfileResult:
         frame["borrowed"] = self.borrowed
         return frame
 
-    def summary(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description (method, target, level, sizes, params, notes)."""
         return {
             "method": self.method,
@@ -193,6 +195,37 @@ class ProfileResult:
             "params": {k: _jsonable(v) for k, v in self.params.items()},
             "notes": list(self.notes),
         }
+
+    def summary(self) -> str:
+        """A readable report: what was estimated, the method and why, one row per slice, warnings.
+
+        The JSON-ready description is :meth:`to_dict`.
+        """
+        from .reports.text import profile_summary
+
+        return profile_summary(self)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        title: str | None = None,
+        label: str | None = None,
+        context: Mapping[str, object] | None = None,
+    ) -> str:
+        """Write a self-contained HTML report to ``path`` (if given) and return its text.
+
+        One file with inline CSS and figures (no network): the estimate with its band, the
+        per-slice table, what the method chose and why, every warning and note, a data summary
+        and how to reproduce it. ``label`` names the measured column; ``context`` adds rows
+        such as ``{'data': 'items.csv', 'signals': 'judge, conf', 'command': '...'}``.
+        """
+        from .reports.html import profile_html
+
+        return profile_html(self, path, title=title, label=label, context=context)
 
     def plot(
         self,

@@ -18,6 +18,8 @@ from ._validation import check_level
 from .results import ConfidenceInterval, _frozen, _jsonable, normal_interval
 
 if TYPE_CHECKING:
+    import os
+
     from matplotlib.axes import Axes
 
 
@@ -149,7 +151,7 @@ class DomainResult:
         frame["method"] = self.method
         return frame
 
-    def summary(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description (method, level, sizes, params, notes)."""
         return {
             "method": self.method,
@@ -161,6 +163,37 @@ class DomainResult:
             "params": {k: _jsonable(v) for k, v in self.params.items()},
             "notes": list(self.notes),
         }
+
+    def summary(self) -> str:
+        """A readable report: what was estimated, the method, one row per domain, warnings.
+
+        The JSON-ready description is :meth:`to_dict`.
+        """
+        from .reports.text import domain_summary
+
+        return domain_summary(self)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        title: str | None = None,
+        label: str | None = None,
+        context: Mapping[str, object] | None = None,
+    ) -> str:
+        """Write a self-contained HTML report to ``path`` (if given) and return its text.
+
+        One file with inline CSS and figures (no network): the estimate with its band, the
+        per-slice table, what the method chose and why, every warning and note, a data summary
+        and how to reproduce it. ``label`` names the measured column; ``context`` adds rows
+        such as ``{'data': 'items.csv', 'signals': 'judge, conf', 'command': '...'}``.
+        """
+        from .reports.html import domain_html
+
+        return domain_html(self, path, title=title, label=label, context=context)
 
     def plot(
         self,
@@ -281,6 +314,23 @@ class ValidationResult:
                 "selected": [c == self.selected for c in self.candidates],
             }
         )
+
+    def __str__(self) -> str:
+        scores = self.scores().to_string(index=False, float_format=lambda v: f"{v:.4f}")
+        return f"Design-based cross-validation chose {self.selected}\n{scores}\n\n{self.result}"
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        title: str | None = None,
+        label: str | None = None,
+        context: Mapping[str, object] | None = None,
+    ) -> str:
+        """The HTML report of the selected estimator (see :meth:`DomainResult.to_html`)."""
+        from .reports.html import domain_html
+
+        return domain_html(self.result, path, title=title, label=label, context=context)
 
     def plot(self, ax: Axes | None = None, *, level: float | None = None) -> Axes:
         """Forest plot of the selected candidate (see :meth:`DomainResult.plot`)."""

@@ -63,7 +63,7 @@ def test_result_conventions(labeled: pd.DataFrame) -> None:
     wide = res.ci()
     assert np.all(narrow.high - narrow.low < wide.high - wide.low)
     assert res.with_level(0.9).level == 0.9
-    assert res.summary()["method"] == "greg"
+    assert res.to_dict()["method"] == "greg"
 
 
 def test_bayesian_intervals_are_mixture_quantiles(labeled: pd.DataFrame) -> None:

@@ -284,7 +284,9 @@ def test_rank_models_joint_correlation_matches_the_draws() -> None:
 def test_rank_models_family_wise_coverage() -> None:
     """800 draws, 3 models, 3 pairs x 4 groups = 12 simultaneous intervals per draw.
 
-    Measured (seed 67): family-wise coverage max-t 0.944, Bonferroni 0.951, unadjusted 0.606.
+    Measured (seeds 67 and 670; min-P over Student t since issue 11): family-wise coverage max-t
+    0.945, Bonferroni 0.946, unadjusted 0.624. (With normal max-|t| and seed 67 alone: 0.944,
+    0.951, 0.606.)
     Two separate runs (pool of 3,000, 1,200 labels, 1,000 draws each, seeds 1 and 2) gave 0.946 and
     0.946 for max-t: at |t| ~ 2.83 the normal approximation of a local control variate with ~300
     labels per group is slightly heavy-tailed (per-interval miss rate 0.0051 against the nominal
@@ -292,6 +294,8 @@ def test_rank_models_family_wise_coverage() -> None:
     0.923 and Bonferroni 0.930: simultaneous intervals need larger groups than pointwise ones.
     """
     rng = np.random.default_rng(67)
+    # the critical values' draws have their own stream, so the label draws do not depend on them
+    draws_rng = np.random.default_rng(670)
     wide = shared_difficulty_pool(rng, m=2400, n_models=3)
     truth = {(f"m{i}", f"m{j}"): _truth(wide, f"y{i}", f"y{j}") for i in range(3) for j in range(3)}
     labels = {f"m{k}": f"y{k}" for k in range(3)}
@@ -309,7 +313,7 @@ def test_rank_models_family_wise_coverage() -> None:
                 signals=signals,
                 kind="categorical",
                 n_draws=2000,
-                rng=rng,
+                rng=draws_rng,
             )
         true = np.vstack([truth[p] for p in rank.pairs])
         sim = rank.ci()

@@ -187,7 +187,7 @@ def test_tidy_frame_ci_and_result_access() -> None:
     assert len(res) == 3
     with pytest.raises(KeyError, match="No model 'nope'"):
         res["nope"]
-    assert set(res.summary()) == {"y0", "y1", "y2"}
+    assert set(res.to_dict()) == {"y0", "y1", "y2"}
 
 
 def test_plot_draws_one_series_per_model() -> None:

@@ -10,6 +10,7 @@ line naming the problem, with exit status 2; warnings as ``warning: ...`` lines.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -84,6 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.printed_notes = set()
+    args.command_line = shlex.join(["slicewise", *(sys.argv[1:] if argv is None else argv)])
     _, _, run = COMMANDS[args.command]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SlicewiseWarning)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ._common import _columns
+from ._common import _columns, add_report_arg, write_report
 
 if TYPE_CHECKING:
     from ..results_domain import DomainResult
@@ -48,11 +48,13 @@ def add_domains_args(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``slicewise domains``."""
     _add_design_args(parser)
     parser.add_argument("--method", choices=METHODS, default="pp-s", help="estimator (pp-s)")
+    add_report_arg(parser)
 
 
 def add_validate_args(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``slicewise validate``."""
     _add_design_args(parser)
+    add_report_arg(parser)
     parser.add_argument(
         "--candidates", type=_columns, default=None, help=f"estimators among {', '.join(METHODS)}"
     )
@@ -122,7 +124,7 @@ def _write(
     result.to_frame().to_csv(path, index=False)
     written.append(path)
     path = out / f"{stem}.json"
-    path.write_text(json.dumps(result.summary(), indent=2, default=str) + "\n")
+    path.write_text(json.dumps(result.to_dict(), indent=2, default=str) + "\n")
     written.append(path)
     for name, frame in extra.items():
         path = out / name
@@ -140,7 +142,7 @@ def _write(
     result.plot(axes[0])
     fig.tight_layout()
     path = out / f"{stem}.png"
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return [*written, path]
 
@@ -161,6 +163,7 @@ def run_domains(args: argparse.Namespace) -> int:
     if args.out is not None:
         for path in _write(result, args.out, "domains", {}):
             print(f"wrote {path}")
+    write_report(args, result, label=args.label)
     return 0
 
 
@@ -186,6 +189,7 @@ def run_validate(args: argparse.Namespace) -> int:
     if args.out is not None:
         for path in _write(result.result, args.out, "validated", {"scores.csv": scores}):
             print(f"wrote {path}")
+    write_report(args, result, label=args.label)
     return 0
 
 

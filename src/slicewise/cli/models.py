@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import _columns, _print_notes
+from ._common import _columns, _print_notes, write_report
 
 
 def _add_model_args(parser: argparse.ArgumentParser) -> None:
@@ -246,7 +246,9 @@ def _run_models(args: argparse.Namespace, label: Any) -> int:
         **_common(args),
     )
     notes = [n for p in result.profiles for n in p.notes]
-    return _report(args, format_models(result), notes, lambda out: write_models(result, out))
+    status = _report(args, format_models(result), notes, lambda out: write_models(result, out))
+    write_report(args, result, label=label if isinstance(label, str) else None)
+    return status
 
 
 def _run_pair(args: argparse.Namespace, label: Any) -> int:
@@ -272,7 +274,9 @@ def _run_pair(args: argparse.Namespace, label: Any) -> int:
         f"Gap {a} - {b} from paired differences on {result.params['n_pairs']} items labeled for "
         f"both (> 0: {a} scores higher)\n" + format_table(result)
     )
-    return _report(args, text, result.notes, lambda out: write_outputs(result, out, stem="gap"))
+    status = _report(args, text, result.notes, lambda out: write_outputs(result, out, stem="gap"))
+    write_report(args, result, label=f"gap {a} - {b}")
+    return status
 
 
 def _run_rank(args: argparse.Namespace, label: Any) -> int:

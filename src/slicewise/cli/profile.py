@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import _columns, _float_or_inf, _grid, _print_notes
+from ._common import _columns, _float_or_inf, _grid, _print_notes, add_report_arg, write_report
 from .models import PROFILE_RUNS, _add_model_args, _profile_mode
 
 
@@ -83,6 +83,7 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
         help="directory for profile.csv, profile.json and profile.png (with the flags below: "
         "profiles.*, gap.*, ranking.*, deploy.* or cascade.*)",
     )
+    add_report_arg(parser)
     _add_model_args(parser)
 
 
@@ -91,6 +92,10 @@ def _run_profile(args: argparse.Namespace) -> int:
     from ..reports.output import format_table, write_outputs
 
     mode, label = _profile_mode(args)
+    if args.report is not None and mode not in ("single", "models", "pair"):
+        raise ValueError(
+            f"--report makes a report of a profile, many models or a gap; not of --{mode}."
+        )
     if mode != "single":
         return PROFILE_RUNS[mode](args, label)
     if args.select:
@@ -119,8 +124,9 @@ def _run_profile(args: argparse.Namespace) -> int:
     print(format_table(result))
     _print_notes(result.notes, args.printed_notes)
     if args.out is not None:
-        for path in write_outputs(result, args.out):
+        for path in write_outputs(result, args.out, label=args.label):
             print(f"wrote {path}")
+    write_report(args, result, label=args.label)
     return 0
 
 
@@ -156,6 +162,7 @@ def _run_select(args: argparse.Namespace) -> int:
     print(format_table(chosen.result))
     _print_notes(chosen.result.notes, args.printed_notes)
     if args.out is not None:
-        for path in write_outputs(chosen.result, args.out):
+        for path in write_outputs(chosen.result, args.out, label=args.label):
             print(f"wrote {path}")
+    write_report(args, chosen.result, label=args.label)
     return 0

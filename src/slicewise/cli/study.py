@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._common import _budgets, _columns, _grid
+from ._common import _budgets, _columns, _grid, add_report_arg, write_report
 
 
 def _add_study_common(parser: argparse.ArgumentParser, *, budgets: str, reps: int) -> None:
@@ -39,6 +39,7 @@ def _add_study_common(parser: argparse.ArgumentParser, *, budgets: str, reps: in
 
 def _add_study_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("items", help="fully labeled item table: CSV, Parquet or JSON Lines")
+    add_report_arg(parser)
     parser.add_argument("--z", required=True, type=_columns, help="profile column(s)")
     parser.add_argument("--kind", choices=["continuous", "ordinal", "categorical"], default=None)
     parser.add_argument("--signals", type=_columns, default=None, help="cheap-signal columns")
@@ -127,6 +128,7 @@ def _run_study(args: argparse.Namespace) -> int:
             ridge=args.ridge,
         )
     _report_study(result, args)
+    write_report(args, result)
     if args.cv and args.out is not None:
         from ..studies.sensitivity import chosen_parameters
 

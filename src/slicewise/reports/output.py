@@ -59,10 +59,13 @@ def write_outputs(
     *,
     stem: str = "profile",
     truth: FloatArray | None = None,
+    label: str | None = None,
+    zero_line: bool | None = None,
 ) -> list[Path]:
     """Write ``<stem>.csv``, ``<stem>.json`` and (with matplotlib) ``<stem>.png`` into ``out_dir``.
 
     Returns the written paths; the PNG is skipped, and not listed, when matplotlib is missing.
+    ``label`` names the value axis; ``zero_line`` (default: for a gap, ``stem='gap'``) marks 0.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -72,20 +75,27 @@ def write_outputs(
     csv_path = out / f"{stem}.csv"
     frame.to_csv(csv_path, index=False)
     json_path = out / f"{stem}.json"
-    payload = {**result.summary(), "rows": _records(frame)}
+    payload = {**result.to_dict(), "rows": _records(frame)}
     json_path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
     written = [csv_path, json_path]
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         return written
-    from .plot import new_axes
+    from .plot import new_axes, plot_profile
 
-    fig, axes = new_axes()
-    result.plot(axes[0], naive=True, truth=truth)
-    fig.tight_layout()
+    height = 0.3 * result.size + 1.2 if result.kind == "categorical" else 3.6
+    fig, axes = new_axes(width=6.4, height=min(max(height, 2.5), 40.0))
+    plot_profile(
+        result,
+        ax=axes[0],
+        naive=True,
+        truth=truth,
+        ylabel=label,
+        zero_line=stem == "gap" if zero_line is None else zero_line,
+    )
     png_path = out / f"{stem}.png"
-    fig.savefig(png_path, dpi=120)
+    fig.savefig(png_path, dpi=120, bbox_inches="tight")
     import matplotlib.pyplot as plt
 
     plt.close(fig)

@@ -39,8 +39,27 @@ def plot_profile(
     naive: bool = False,
     truth: FloatArray | None = None,
     level: float | None = None,
+    ylabel: str | None = None,
+    zero_line: bool = False,
 ) -> Axes:
-    """Draw a profile with its pointwise band; categorical and ordinal profiles as error bars."""
+    """Draw a profile with its pointwise band.
+
+    Continuous profiles are lines with bands; ordinal profiles error bars in their order;
+    categorical profiles a horizontal forest plot sorted by estimate, each row annotated with its
+    number of gold labels. The value axis names the label (``ylabel``, else the result's
+    ``params['label']``); the gold-only overlay uses the estimate's critical values (Student t
+    with the result's ``df`` where finite).
+    """
+    if result.kind == "categorical" and result.z.ndim == 1:
+        return _plot_categorical(
+            result,
+            ax=ax,
+            naive=naive,
+            truth=truth,
+            level=level,
+            xlabel=ylabel,
+            zero_line=zero_line,
+        )
     if ax is None:
         _, axes = new_axes()
         ax = axes[0]
@@ -52,7 +71,7 @@ def plot_profile(
     series = [(result.method, result.estimate, interval.low, interval.high, "C0")]
     if naive and result.method != "naive":
         low, high = _naive_interval(result, lvl)
-        series.append(("naive", result.naive_estimate, low, high, "C1"))
+        series.append(("gold labels only", result.naive_estimate, low, high, "C1"))
     offset = 0.12 if not numeric and len(series) > 1 else 0.0
     for k, (name, est, low, high, color) in enumerate(series):
         if numeric:
@@ -72,20 +91,98 @@ def plot_profile(
     if truth is not None:
         style = "k--" if numeric else "kx"
         ax.plot(x, np.asarray(truth, dtype=float), style, label="truth")
+    if zero_line:
+        ax.axhline(0.0, color="0.4", linewidth=0.8, zorder=0)
     if not numeric:
         ax.set_xticks(x)
-        ax.set_xticklabels([_label(v) for v in result.z], rotation=30, ha="right")
+        ax.set_xticklabels([_label(v) for v in result.z])
     ax.set_xlabel(", ".join(result.z_names))
-    ax.set_ylabel("estimate")
-    ax.set_title(f"{result.method}: {round(lvl * 100)}% pointwise intervals ({result.target})")
+    ax.set_ylabel(value_name(result, ylabel))
+    ax.set_title(plain_title(result, ylabel, lvl))
     ax.legend(frameon=False, fontsize="small")
     return ax
 
 
+def value_name(result: ProfileResult, label: str | None = None) -> str:
+    """What the value axis measures: the label column's name when known."""
+    name = label or result.params.get("label")
+    return f"mean {name}" if isinstance(name, str) and name else "mean gold label"
+
+
+def plain_title(result: ProfileResult, label: str | None, level: float) -> str:
+    """A title in plain words, e.g. 'mean correct by level (95% intervals)'."""
+    axis = ", ".join(result.z_names)
+    return f"{value_name(result, label)} by {axis} ({round(level * 100)}% intervals)"
+
+
+def _plot_categorical(
+    result: ProfileResult,
+    *,
+    ax: Axes | None,
+    naive: bool,
+    truth: FloatArray | None,
+    level: float | None,
+    xlabel: str | None,
+    zero_line: bool,
+) -> Axes:
+    """Horizontal forest plot of a categorical profile, sorted, with labeled counts."""
+    if ax is None:
+        height = max(2.5, 0.3 * result.size + 1.2)
+        _, axes = new_axes(width=6.4, height=min(height, 40.0))
+        ax = axes[0]
+    assert ax is not None
+    interval = result.ci(level)
+    lvl = result.level if level is None else level
+    order = np.argsort(np.where(np.isfinite(result.estimate), result.estimate, -np.inf))
+    y = np.arange(result.size, dtype=float)
+    series = [(result.method, result.estimate, interval.low, interval.high, "C0", "o")]
+    if naive and result.method != "naive":
+        low, high = _naive_interval(result, lvl)
+        series.append(("gold labels only", result.naive_estimate, low, high, "C1", "s"))
+    shift = 0.15 if len(series) > 1 else 0.0
+    for k, (name, est, low, high, color, marker) in enumerate(series):
+        e, lo, hi = est[order], low[order], high[order]
+        ax.errorbar(
+            e,
+            y + (shift if k == 0 else -shift),
+            xerr=np.vstack([e - lo, hi - e]),
+            fmt=marker,
+            color=color,
+            capsize=2,
+            markersize=4,
+            label=name,
+        )
+    if truth is not None:
+        ax.plot(np.asarray(truth, dtype=float)[order], y, "kx", label="truth")
+    if zero_line:
+        ax.axvline(0.0, color="0.4", linewidth=0.8, zorder=0)
+    ax.set_yticks(y)
+    ax.set_yticklabels([_label(v) for v in result.z[order]], fontsize="small")
+    counts = np.asarray(result.n_labeled_eff, dtype=float)[order]
+    for yi, count in zip(y, counts, strict=True):
+        ax.annotate(
+            f"n={count:.0f}",
+            xy=(1.0, yi),
+            xycoords=("axes fraction", "data"),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize="x-small",
+            color="0.35",
+        )
+    ax.set_ylim(-0.6, result.size - 0.4)
+    ax.set_ylabel(", ".join(result.z_names))
+    ax.set_xlabel(value_name(result, xlabel))
+    ax.set_title(plain_title(result, xlabel, lvl) + "; n = gold labels")
+    ax.legend(frameon=False, fontsize="small", loc="best")
+    return ax
+
+
 def _naive_interval(result: ProfileResult, level: float) -> tuple[FloatArray, FloatArray]:
+    """The gold-only band with the estimate's critical values (t with ``df`` where finite)."""
     from ..results import normal_interval
 
-    interval = normal_interval(result.naive_estimate, result.naive_se, level)
+    interval = normal_interval(result.naive_estimate, result.naive_se, level, result.df)
     return interval.low, interval.high
 
 

@@ -22,6 +22,7 @@ def plot_domains(
     direct: bool = True,
     truth: FloatArray | None = None,
     level: float | None = None,
+    xlabel: str | None = None,
 ) -> Axes:
     """Horizontal forest plot: one row per domain, estimate with its interval.
 
@@ -57,7 +58,8 @@ def plot_domains(
     names = result.domain
     ax.set_yticks(y)
     ax.set_yticklabels([_label(v) for v in names], fontsize="small")
-    ax.set_xlabel("domain mean")
-    ax.set_title(f"{result.method}: {round(lvl * 100)}% intervals")
+    value = f"mean {xlabel}" if xlabel else "mean gold label"
+    ax.set_xlabel(value)
+    ax.set_title(f"{value} by {', '.join(result.domain_names)} ({round(lvl * 100)}% intervals)")
     ax.legend(frameon=False, fontsize="small")
     return ax

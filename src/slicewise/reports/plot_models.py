@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..results import normal_interval
-from .plot import _label, new_axes
+from .plot import _label, new_axes, plain_title, value_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -24,6 +24,7 @@ def plot_model_profiles(
     ax: Axes | None = None,
     level: float | None = None,
     models: Sequence[str] | None = None,
+    ylabel: str | None = None,
 ) -> Axes:
     """One line with a pointwise band per model (continuous Z), or offset error bars (discrete)."""
     if ax is None:
@@ -58,8 +59,8 @@ def plot_model_profiles(
         ax.set_xticks(x)
         ax.set_xticklabels([_label(v) for v in first.z], rotation=30, ha="right")
     ax.set_xlabel(", ".join(first.z_names))
-    ax.set_ylabel("estimate")
-    ax.set_title(f"{first.method}: {round(lvl * 100)}% pointwise intervals ({first.target})")
+    ax.set_ylabel(value_name(first, ylabel))
+    ax.set_title(plain_title(first, ylabel, lvl) + ", per model")
     ax.legend(frameon=False, fontsize="small")
     return ax
 

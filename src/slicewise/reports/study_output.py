@@ -60,7 +60,7 @@ def write_gain_outputs(frame: pd.DataFrame, out_dir: str | Path) -> list[Path]:
     plot_gain_check(frame, ax=axes[0])
     fig.tight_layout()
     png = out / "gain.png"
-    fig.savefig(png, dpi=120)
+    fig.savefig(png, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return [*written, png]
 
@@ -78,6 +78,6 @@ def _plot(result: StudyResult, out: Path) -> list[Path]:
     result.plot_re(ax=axes[0])
     fig.tight_layout()
     png = out / "re.png"
-    fig.savefig(png, dpi=120)
+    fig.savefig(png, dpi=120, bbox_inches="tight")
     plt.close(fig)
     return [png]

@@ -31,11 +31,33 @@ def plot_re(result: StudyResult, *, ax: Any = None) -> Any:
     ax.set_yscale("log")
     ax.set_xticks(list(result.budgets))
     ax.set_xticklabels([str(b) for b in result.budgets])
-    ax.set_xlabel("label budget n")
-    ax.set_ylabel("relative efficiency vs naive")
-    ax.set_title(f"geometric-mean RE over {len(result.cells)} cell(s), 95% MC intervals")
+    ax.xaxis.set_minor_formatter(plain_ticks(minor=True))
+    ax.yaxis.set_major_formatter(plain_ticks())
+    ax.yaxis.set_minor_formatter(plain_ticks(minor=True))
+    ax.set_xlabel("gold labels (budget n)")
+    ax.set_ylabel("relative efficiency vs gold-only")
+    ax.set_title(
+        f"How many times fewer labels each method needs ({len(result.cells)} cell(s), "
+        "95% Monte-Carlo intervals)",
+        fontsize="medium",
+    )
     ax.legend(frameon=False, fontsize="small", ncol=2)
     return ax
+
+
+def plain_ticks(*, minor: bool = False) -> Any:
+    """Log-axis tick labels as plain numbers ('4', '0.5'), not '4x10^0'; minor ticks at 2 and 5."""
+    from matplotlib.ticker import FuncFormatter
+
+    def fmt(value: float, _pos: object) -> str:
+        if value <= 0:
+            return ""
+        mantissa = value / 10 ** np.floor(np.log10(value) + 1e-9)
+        if minor and not any(abs(mantissa - m) < 1e-6 for m in (2.0, 5.0)):
+            return ""
+        return f"{value:g}"
+
+    return FuncFormatter(fmt)
 
 
 def plot_gain_check(frame: pd.DataFrame, *, ax: Any = None) -> Any:

@@ -19,6 +19,7 @@ budget average of phi_{r,n}, so the covariances of the nested prefixes are inclu
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -326,6 +327,24 @@ class StudyResult:
             *["| " + " | ".join(r) + " |" for r in body],
         ]
         return "\n".join(lines)
+
+    def __str__(self) -> str:
+        """A readable report: what the study compares and its summary table."""
+        from ..reports.text import study_summary
+
+        return study_summary(self)
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        title: str | None = None,
+        context: Mapping[str, object] | None = None,
+    ) -> str:
+        """Write a self-contained HTML report to ``path`` (if given) and return its text."""
+        from ..reports.html import study_html
+
+        return study_html(self, path, title=title, context=context)
 
     def plot_re(self, ax: Any = None) -> Any:
         """RE by budget per method (geometric mean across cells, with 95% MC intervals)."""
