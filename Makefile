@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest browser-deps bench clean
 
 $(BIN)/python:
 	@echo "==> creating the virtualenv $(VENV) with $(PYTHON)"
@@ -34,7 +34,17 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
-pytest: $(VENV)/.installed-dev
+# The HTML report tests drive headless Chromium (Debian packages chromium, chromium-driver).
+browser-deps:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+	  echo "==> installing Chromium and chromedriver for the HTML report tests (apt-get)"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  ($$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    chromium chromium-driver >/dev/null) \
+	  || echo "==> could not install chromium; the browser tests will fail and say why"; \
+	fi
+
+pytest: $(VENV)/.installed-dev browser-deps
 	# two workers on two cores; one BLAS thread each (many small products, threads only contend)
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --durations=15
 

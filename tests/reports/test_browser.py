@@ -1,0 +1,108 @@
+"""The HTML report in a real browser: headless Chromium loads it without console errors, at a
+phone's width without sideways scrolling, and a screenshot shows it rendered.
+
+Needs the Debian packages ``chromium`` and ``chromium-driver`` (``make test`` installs them when
+missing) and selenium (dev extra). Without them these tests fail and say what is missing: they
+never skip.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+PHONE = (412, 915)
+FLAGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+)
+
+
+def _require_browser() -> None:
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if shutil.which(p) is None]
+    if missing:
+        pytest.fail(
+            f"headless browser test needs {', '.join(missing)}: install the Debian packages "
+            "chromium and chromium-driver (`make test` does: apt-get install -y chromium "
+            "chromium-driver)",
+            pytrace=False,
+        )
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        pytest.fail("headless browser test needs selenium: pip install -e '.[dev]'", pytrace=False)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    _require_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path / 'chromium-profile'}")
+    options.add_argument(f"--window-size={PHONE[0]},{PHONE[1]}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.mark.parametrize("which", ["categorical", "continuous"])
+def test_report_loads_without_console_errors_at_phone_width(
+    results: dict[str, Any], which: str, browser: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "report.html"
+    results[which].to_html(path, label="correct")
+    browser.get(path.as_uri())
+    title = browser.title
+    assert title.startswith("How 'correct' varies with")
+    errors = [e for e in browser.get_log("browser") if e["level"] in {"SEVERE", "ERROR"}]
+    assert errors == []
+    width = browser.execute_script("return document.documentElement.scrollWidth")
+    inner = browser.execute_script("return window.innerWidth")
+    assert width <= inner, "the page scrolls sideways at a phone's width"
+    svg_width = browser.execute_script(
+        "return document.querySelector('figure svg').getBoundingClientRect().width"
+    )
+    assert 0 < svg_width <= inner
+    requested = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+    )
+    assert requested == []  # nothing fetched besides the file itself
+
+
+def test_report_screenshot_renders(results: dict[str, Any], browser: Any, tmp_path: Path) -> None:
+    import matplotlib.image as mpimg
+
+    path = tmp_path / "report.html"
+    results["ordinal"].to_html(path, label="correct")
+    browser.get(path.as_uri())
+    assert browser.title == "How 'correct' varies with level"
+    png = tmp_path / "shot.png"
+    assert browser.save_screenshot(str(png))
+    pixels = np.asarray(mpimg.imread(png))[..., :3]
+    assert pixels.shape[0] > 100
+    assert pixels.shape[1] > 100
+    dark = float((pixels.mean(axis=2) < 0.5).mean())
+    assert 0.005 < dark < 0.6, f"screenshot looks blank or broken (dark share {dark:.4f})"
+    assert float(pixels.std()) > 0.05
