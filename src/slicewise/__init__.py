@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .datasets import load_demo
     from .deploy import DeploymentScore, deployment_score, read_deploy
     from .domains import domains, sample, validate
+    from .exceptions import LabelSelectionWarning
     from .gaps import ModelRanking, UnpairedLabelsWarning, gap, rank_models
     from .methods.registry import methods
     from .models import ModelProfiles, profile_models
@@ -41,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "DesignSample": ".data.designs",
     "DomainResult": ".results_domain",
     "ItemTable": ".data.table",
+    "LabelSelectionWarning": ".exceptions",
     "ModelProfiles": ".models",
     "ModelRanking": ".gaps",
     "ProfileResult": ".results",
@@ -73,6 +75,7 @@ __all__ = [
     "DesignSample",
     "DomainResult",
     "ItemTable",
+    "LabelSelectionWarning",
     "ModelProfiles",
     "ModelRanking",
     "ProfileResult",

@@ -20,6 +20,8 @@ from ._validation import (
     check_rng,
     check_scale,
 )
+from .data.files import read_table
+from .data.inclusion import read_inclusion
 from .data.table import ItemTable, make_table
 from .estimators.learned import LEARNERS
 from .exceptions import (
@@ -28,9 +30,10 @@ from .exceptions import (
     FullyLabeledWarning,
     SparseNeighbourhoodWarning,
 )
+from .inference.balance import balance_notes
 from .locality.weights import make_locality
 from .methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext
-from .methods.registry import METHODS
+from .methods.registry import METHODS, check_design_weights
 from .methods.smoothing import smooth_fit
 from .moments.sums import column_sums, square_column_sums, take_rows
 from .results import ProfileResult
@@ -293,6 +296,7 @@ def profile(
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
+    inclusion: str | None = None,
     rng: int | np.random.Generator | None = None,
     gold: pd.DataFrame | str | os.PathLike[str] | None = None,
     on: str | Sequence[str] | None = None,
@@ -361,6 +365,14 @@ def profile(
         sampling variance.
     id : str, optional
         Item id column (checked for duplicates).
+    inclusion : str, optional
+        Column of known inclusion probabilities in (0, 1], read on labeled rows: labeled item i
+        gets design weight 1 / pi_i (Hajek local means, design variances; see
+        :mod:`slicewise.inference.variance`). Supported by the methods marked in
+        ``sw.methods()["inclusion"]``. Without it the labels are taken as a simple random sample
+        of the pool, and a balance test of the labeled against the pool signal means within
+        slices of Z warns (:class:`~slicewise.exceptions.LabelSelectionWarning`) when they are
+        not (:mod:`slicewise.inference.balance`).
     rng : int or numpy Generator, optional
         Randomness of the methods that cross-fit (``auto``, the learned and prediction-based
         methods). None uses a fixed seed, so the same call always returns the same profile.
@@ -427,12 +439,19 @@ def profile(
         rng=rng,
         func=FUNC,
     )
+    if inclusion is not None:
+        check_design_weights(method, inclusion=inclusion, smooth=options.smooth, func=FUNC)
+        table = read_table(table) if isinstance(table, str | os.PathLike) else table
     items = make_table(table, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
     ctx = build_context(items, grid=grid, bandwidth=bandwidth, primary=primary)
     check_method_needs(ctx, method, options)
 
     labeled = LabeledSet.from_table(items)
+    if inclusion is not None:
+        pi = read_inclusion(table, inclusion, labeled.index, func=FUNC)  # type: ignore[arg-type]
+        labeled = LabeledSet(index=labeled.index, y=labeled.y, pi=pi)
     notes = pool_notes(items, labeled, method, prefix="", stacklevel=3)
+    balance, balance_params = balance_notes(items, items.labeled, inclusion=inclusion)
     fit, naive, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
     if options.smooth == "fh" and method != "auto":
         smoothed = smooth_fit(ctx, labeled, fit, options)
@@ -441,6 +460,7 @@ def profile(
     params: dict[str, Any] = {
         "bandwidth": ctx.locality.bandwidth.tolist(),
         "kind": ctx.locality.kind,
+        **balance_params,
     }
     return wrap_result(
         ctx,
@@ -451,5 +471,5 @@ def profile(
         target=target,
         level=level,
         params=params,
-        notes=[*notes, *fit_notes],
+        notes=[*notes, *fit_notes, *balance],
     )

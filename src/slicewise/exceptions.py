@@ -42,3 +42,11 @@ class SmallDomainWarning(SlicewiseWarning):
 
 class SmoothingFallbackWarning(SlicewiseWarning):
     """A smoothing step could not be used as asked and slicewise fell back to a safer choice."""
+
+
+class LabelSelectionWarning(SlicewiseWarning):
+    """The labeled items do not look like a random sample of the pool (signal balance test).
+
+    Labels chosen by the signals or by the label itself bias every estimate; pass the inclusion
+    probabilities (``inclusion=``) when they are known.
+    """

@@ -43,6 +43,28 @@ the Horvitz-Thompson estimate of sum_T w_{i,T}^2 Var(Y | Z_i); since w_{i,T} = p
 pi(z) sum_L w_{i,L}^2 (Y_i - Ybar_L)^2 / (1 - sum w^2). For LACE the two parts reproduce the paper's
 gain formula: AVar ratio to naive = 1 - (1 - pi) R^2(z).
 
+**Design weights.** When the labeled items carry known inclusion probabilities pi_i (Poisson or
+any unequal-probability sampling of L from T), the weights are the Hajek weights
+w_{i,L}(z) = (k_i / pi_i) / sum_L (k_l / pi_l) (:class:`~slicewise.moments.sums.LabeledMoments`)
+and the same linearization gives the design variance of a Hajek mean of e. Its with-replacement
+(Hansen-Hurwitz) approximation is sum_L w_i^2 (e_i - ebar)^2; the finite-population correction of
+Poisson sampling weights item i by (1 - pi_i). We calibrate the probabilities to the realized
+local sample, pi*_i(z) = g(z) pi_i with g(z) = sum_L (k_i / pi_i) / sum_T k_i (the Horvitz-Thompson
+estimate of the pool kernel mass over the pool kernel mass, 1 in expectation), exactly as the
+unweighted formula conditions on the realized local count:
+
+.. math::
+
+    \\widehat{V}_{pool}(z) = \\kappa(z) \\sum_{i\\in L} \\{1 - g(z)\\pi_i\\}\\, w_{i,L}(z)^2
+                            \\{e_i - \\bar e_L(z)\\}^2 ,\\qquad
+    \\widehat{V}_{pop}(z) = \\widehat{V}_{pool}(z) + g(z) \\sum_{i\\in L} \\pi_i w_{i,L}(z)^2
+                            \\{Y_i - \\bar Y_L(z)\\}^2 / (1 - \\textstyle\\sum_L w_i^2),
+
+the second term being the Horvitz-Thompson estimate of sum_T w_{i,T}^2 Var(Y | Z_i) with the
+calibrated probabilities. With all pi_i equal, g(z) pi_i is the local labeled fraction pi(z) and
+both formulas are the unweighted ones above. kappa(z), the degrees of freedom and the floor use the
+design weights (n_eff,L is then Kish's effective sample size).
+
 **Small samples.** Intervals use Student t quantiles with df = n_eff,L(z) - 1 - df_coef(z)
 degrees of freedom (the residual degrees of freedom of a weighted mean with a fitted coefficient;
 normal quantiles in the limit). Where every labeled item of a neighbourhood has the same label the
@@ -112,8 +134,9 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
     coef = fit.coef
     g = coef.shape[0]
     zero = np.zeros((g, coef.shape[1]))
+    sample_mass = lab.mass if lab.sample_mass is None else lab.sample_mass
     with np.errstate(invalid="ignore"):
-        fraction = np.clip(lab.mass / np.where(pool.mass > 0, pool.mass, np.nan), 0.0, 1.0)
+        fraction = np.clip(sample_mass / np.where(pool.mass > 0, pool.mass, np.nan), 0.0, 1.0)
     sum_w2 = lab.sum_w2
     kappa = small_sample_factor(lab, fit)
     kappa_naive = _inverse_positive(1.0 - sum_w2)
@@ -122,8 +145,16 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
     var_e = lab.quadratic(coef, squared=False)
     var_y = lab.quadratic(zero, squared=False)
     floor = degenerate_floor(lab, var_y)
-    var_pool = np.maximum((1.0 - fraction) * kappa * resid_sq, (1.0 - fraction) * floor)
-    var_pop = var_pool + fraction * np.maximum(kappa_naive * label_sq, floor)
+    if lab.second_sq_pi is None:
+        var_pool = np.maximum((1.0 - fraction) * kappa * resid_sq, (1.0 - fraction) * floor)
+        var_pop = var_pool + fraction * np.maximum(kappa_naive * label_sq, floor)
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            calibration = lab.mass / np.where(pool.mass > 0, pool.mass, np.nan)
+        design_sq = np.maximum(resid_sq - calibration * lab.design_quadratic(coef), 0.0)
+        var_pool = np.maximum(kappa * design_sq, (1.0 - fraction) * floor)
+        label_pi = calibration * lab.design_quadratic(zero)
+        var_pop = var_pool + np.maximum(kappa_naive * label_pi, fraction * floor)
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = np.where(var_y > 0, 1.0 - var_e / np.where(var_y > 0, var_y, 1.0), 0.0)
         gain = 1.0 / (1.0 - (1.0 - fraction) * r2)

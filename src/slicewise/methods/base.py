@@ -142,10 +142,17 @@ class PoolContext:
 
 @dataclass(frozen=True, eq=False)
 class LabeledSet:
-    """One labeled set L: pool positions and their gold labels."""
+    """One labeled set L: pool positions, their gold labels and, optionally, inclusion probabilities.
+
+    ``pi`` (shape (n,), values in (0, 1]) gives each labeled item's known inclusion probability;
+    the methods that support design weights (``MethodSpec.design_weights``) then weight item i by
+    1 / pi_i (Hajek local means, :class:`~slicewise.moments.sums.LabeledMoments`). None means
+    simple random sampling of L from T.
+    """
 
     index: IntArray
     y: FloatArray
+    pi: FloatArray | None = None
 
     @classmethod
     def from_table(cls, table: ItemTable) -> LabeledSet:
@@ -252,6 +259,9 @@ class MethodSpec:
     variance : bool
         Whether the method has a variance formula (otherwise se is NaN).
     fit : callable
+    design_weights : bool
+        Whether the method weights by known inclusion probabilities (``LabeledSet.pi``); the
+        others refuse a labeled set that carries them.
     """
 
     name: str
@@ -261,3 +271,4 @@ class MethodSpec:
     grid: tuple[float, ...]
     variance: bool
     fit: MethodFunction
+    design_weights: bool = False

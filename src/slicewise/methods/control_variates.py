@@ -1,7 +1,9 @@
 """Naive, LACE and the LACE ablations of the paper's comparison (Section 5.2).
 
 All are centered control variates (:mod:`slicewise.estimators.control_variate`) that differ only
-in the features and the coefficient:
+in the features and the coefficient, and all weight by known inclusion probabilities when the
+labeled set carries them (``LabeledSet.pi``: Hajek local means, design variances of
+:mod:`slicewise.inference.variance`):
 
 =================  ====================================  =====================================
 method             features                              coefficient
@@ -33,7 +35,7 @@ def _labeled(
     ctx: PoolContext, labeled: LabeledSet, name: str, nuisance_scale: float, x: FloatArray
 ) -> tuple[PoolMoments, LabeledMoments]:
     pool = ctx.moments(name, x, nuisance_scale=nuisance_scale)
-    lab = LabeledMoments.compute(pool, labeled.index, labeled.y, x)
+    lab = LabeledMoments.compute(pool, labeled.index, labeled.y, x, pi=labeled.pi)
     return pool, lab
 
 

@@ -34,6 +34,7 @@ _SPECS = (
         (),
         True,
         fit_naive,
+        design_weights=True,
     ),
     MethodSpec(
         "lace",
@@ -43,6 +44,7 @@ _SPECS = (
         RIDGE_GRID,
         True,
         fit_lace,
+        design_weights=True,
     ),
     MethodSpec(
         "lace_oracle",
@@ -52,6 +54,7 @@ _SPECS = (
         (),
         True,
         fit_lace_oracle,
+        design_weights=True,
     ),
     MethodSpec(
         "global_cv",
@@ -61,6 +64,7 @@ _SPECS = (
         RIDGE_GRID,
         True,
         fit_global_cv,
+        design_weights=True,
     ),
     MethodSpec(
         "per_signal_cv",
@@ -70,6 +74,7 @@ _SPECS = (
         RIDGE_GRID,
         True,
         fit_per_signal_cv,
+        design_weights=True,
     ),
     MethodSpec(
         "residual_only",
@@ -79,6 +84,7 @@ _SPECS = (
         RIDGE_GRID,
         False,
         fit_residual_only,
+        design_weights=True,
     ),
     MethodSpec(
         "plugin_judge",
@@ -181,7 +187,8 @@ def methods() -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns: method, description, needs, tunable, default_grid, interval.
+        Columns: method, description, needs, tunable, default_grid, interval, inclusion
+        (whether the method weights by known inclusion probabilities, ``inclusion=``).
 
     Examples
     --------
@@ -197,7 +204,27 @@ def methods() -> pd.DataFrame:
             "tunable": spec.tunable or "-",
             "default_grid": ", ".join(f"{v:g}" for v in spec.grid) or "-",
             "interval": spec.variance,
+            "inclusion": spec.design_weights,
         }
         for spec in METHODS.values()
     ]
     return pd.DataFrame(rows)
+
+
+def check_design_weights(method: str, *, inclusion: str | None, smooth: str, func: str) -> None:
+    """Raise when inclusion probabilities are given to a method that cannot weight by them."""
+    if inclusion is None:
+        return
+    if smooth == "fh" and method != "auto":
+        raise ValueError(
+            f"The 'smooth' parameter of {func} is 'fh', whose smoothing does not support known "
+            f"inclusion probabilities yet (inclusion={inclusion!r}); pass smooth='none'."
+        )
+    if METHODS[method].design_weights:
+        return
+    supported = [name for name, spec in METHODS.items() if spec.design_weights]
+    raise ValueError(
+        f"Method {method!r} of {func} does not support known inclusion probabilities yet "
+        f"(inclusion={inclusion!r}); use one of {supported}, or drop inclusion= if the labels are "
+        "a simple random sample of the pool."
+    )

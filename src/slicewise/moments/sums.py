@@ -86,6 +86,13 @@ def weighted_sums(kernel: KernelMatrix, values: FloatArray) -> FloatArray:
     return np.asarray(out, dtype=np.float64)
 
 
+def scale_rows(kernel: KernelMatrix, factor: FloatArray) -> KernelMatrix:
+    """Each item's kernel row times ``factor`` (design weights 1 / pi_i)."""
+    if isinstance(kernel, np.ndarray):
+        return np.asarray(kernel * factor[:, None], dtype=np.float64)
+    return sp.csr_array(kernel.multiply(factor[:, None]))
+
+
 def take_rows(kernel: KernelMatrix, index: IntArray) -> KernelMatrix:
     """The kernel rows of a subset of items (the labeled set)."""
     if isinstance(kernel, np.ndarray):
@@ -240,6 +247,24 @@ class LabeledMoments:
         sum_L w_i^2 w^b_i, used by the degrees-of-freedom correction.
     sum_wb2 : ndarray of shape (G,)
         sum_L (w^b_i)^2.
+    sample_mass : ndarray of shape (G,) or None
+        With design weights: the unweighted labeled kernel mass sum_L k_i(z) (for the local
+        labeled fraction). None under simple random sampling, where it equals ``mass``.
+    second_sq_pi : ndarray of shape (G, d, d) or None
+        With design weights: sum_L pi_i w_i^2 x_i x_i^T at h (the finite-population correction of
+        the design variance, :mod:`slicewise.inference.variance`). None without design weights.
+
+    Notes
+    -----
+    With inclusion probabilities pi_i (``pi`` of :meth:`compute`) every labeled weight is a
+    design (Hajek) weight,
+
+    .. math::
+
+        w_{i,L}(z) = \\frac{k_i(z) / \\pi_i}{\\sum_{\\ell \\in L} k_\\ell(z) / \\pi_\\ell},
+
+    so every mean, covariance and w^2 sum above is design-weighted; equal pi_i give back the
+    unweighted sums (to rounding).
     """
 
     mass: FloatArray
@@ -252,6 +277,8 @@ class LabeledMoments:
     sum_w2: FloatArray
     sum_w2_wb: FloatArray
     sum_wb2: FloatArray
+    sample_mass: FloatArray | None = None
+    second_sq_pi: FloatArray | None = None
 
     @property
     def n_eff(self) -> FloatArray:
@@ -261,24 +288,47 @@ class LabeledMoments:
 
     @classmethod
     def compute(
-        cls, pool: PoolMoments, index: IntArray, label: FloatArray, features: FloatArray
+        cls,
+        pool: PoolMoments,
+        index: IntArray,
+        label: FloatArray,
+        features: FloatArray,
+        *,
+        pi: FloatArray | None = None,
     ) -> LabeledMoments:
         """Labeled sums for items ``index`` with labels ``label`` and pool ``features`` rows.
 
         ``features`` is the full (M, p) pool feature matrix; only the rows in ``index`` are read.
+        ``pi`` gives the labeled items' inclusion probabilities (design weights 1 / pi_i); None is
+        simple random sampling.
         """
         k = take_rows(pool.kernel, index)
         kb = k if pool.kernel_b is pool.kernel else take_rows(pool.kernel_b, index)
-        return cls.from_rows(k, kb, label, features[index])
+        return cls.from_rows(k, kb, label, features[index], pi=pi)
 
     @classmethod
     def from_rows(
-        cls, k: KernelMatrix, kb: KernelMatrix, label: FloatArray, x: FloatArray
+        cls,
+        k: KernelMatrix,
+        kb: KernelMatrix,
+        label: FloatArray,
+        x: FloatArray,
+        *,
+        pi: FloatArray | None = None,
     ) -> LabeledMoments:
-        """Labeled sums from the labeled kernel rows (at h and at b), labels and features."""
+        """Labeled sums from the labeled kernel rows (at h and at b), labels and features.
+
+        With ``pi`` (inclusion probabilities of the labeled rows) the kernel rows are divided by
+        pi_i before any sum is taken (see the class notes).
+        """
         same = kb is k
         k = as_dense_if_small(k)
         kb = k if same else as_dense_if_small(kb)
+        sample_mass = None
+        if pi is not None:
+            sample_mass = column_sums(k)
+            k = scale_rows(k, 1.0 / pi)
+            kb = k if same else scale_rows(kb, 1.0 / pi)
         n = label.shape[0]
         aug = np.column_stack([np.ones(n), label, x])
         d = aug.shape[1]
@@ -310,7 +360,14 @@ class LabeledMoments:
             sum_wb2 = np.where(
                 mass_b > 0, sum_wb2_raw / np.where(mass_b > 0, mass_b, 1.0) ** 2, 0.0
             )
+        second_sq_pi = None
+        if pi is not None:
+            second_sq_pi = _safe_divide(
+                weighted_sums(k_sq, outer * pi[:, None]).reshape(-1, d, d), mass**2
+            )
         return cls(
+            sample_mass=sample_mass,
+            second_sq_pi=second_sq_pi,
             mass=mass,
             mass_b=mass_b,
             mean=_safe_divide(first, mass),
@@ -336,8 +393,16 @@ class LabeledMoments:
         squared : bool
             Use the w^2 weights (variance of the weighted mean) instead of w (local variance).
         """
+        return self._form(coef, self.second_sq if squared else self.second)
+
+    def design_quadratic(self, coef: FloatArray) -> FloatArray:
+        """sum_L pi_i w_i^2 (e_i - ebar)^2 (design weights only; see :attr:`second_sq_pi`)."""
+        if self.second_sq_pi is None:
+            raise ValueError("design_quadratic needs labeled moments computed with pi.")
+        return self._form(coef, self.second_sq_pi)
+
+    def _form(self, coef: FloatArray, moment: FloatArray) -> FloatArray:
         g = self.mean.shape[0]
         ebar = self.mean[:, 1] - np.einsum("gp,gp->g", coef, self.mean[:, 2:])
         v = np.column_stack([-ebar, np.ones(g), -coef])
-        moment = self.second_sq if squared else self.second
         return np.asarray(np.einsum("gi,gij,gj->g", v, moment, v), dtype=np.float64)

@@ -1,0 +1,315 @@
+"""Is the labeled set a random sample of the pool? A randomization test of signal balance.
+
+Every interval slicewise prints assumes that L was drawn at random from T (simple random sampling,
+or any design whose inclusion probabilities depend on Z only), unless the inclusion probabilities
+are passed. Labels chosen by the cheap signals or by the label itself (only the items the judge
+liked, only the ones a user complained about) bias every estimate and no interval shows it. The
+check below compares the labeled and the pool means of the signals *within strata of Z*, so
+designs that label some slices more heavily than others are not flagged (the estimates are local
+in Z, and selection on Z alone does not bias them).
+
+**Statistic.** Let :math:`h(i)` be the Z-stratum of item i (the categories or ordinal levels, or
+quantile bins of a continuous Z), :math:`M_h` and :math:`n_h` the pool and labeled counts, and
+:math:`\\tilde x_i = x_i - \\bar x_{T,h(i)}` the standardised signals centered within their stratum.
+The balance vector
+
+.. math::
+
+    d = \\sum_{i \\in L} \\tilde x_i = \\sum_h n_h (\\bar x_{L,h} - \\bar x_{T,h})
+
+has mean zero under simple random sampling within strata (so also under simple random sampling
+of L from T, conditionally on the stratum counts) and the exact covariance
+
+.. math::
+
+    V = \\sum_h n_h \\Big(1 - \\frac{n_h}{M_h}\\Big) S_h, \\qquad
+    S_h = \\frac{1}{M_h - 1} \\sum_{i \\in T_h} \\tilde x_i \\tilde x_i^\\top ,
+
+with the finite-population correction (Cochran 1977, Theorem 5.3 per stratum). The statistic is
+the Mahalanobis distance :math:`D = d^\\top V^{+} d`, invariant to affine rescaling of the signals;
+by the finite-population central limit theorem it is approximately :math:`\\chi^2_r` with r the
+rank of V.
+
+**p-value.** The :math:`\\chi^2_r` value screens; when it is below :data:`SCREEN` (the data look
+unbalanced, or in about 5% of truly random draws) the p-value is recomputed exactly from
+:data:`PERMUTATIONS` re-randomizations of which items are labeled within each stratum (fixed seed),
+:math:`p = (1 + \\#\\{D_b \\ge D\\}) / (B + 1)`. The alarm is raised at p < :data:`ALPHA`, and
+only on the permutation p-value, so false alarms on truly random labels are at most 1 in 100
+whatever the signals' distribution. Per signal, the standardised mean difference
+:math:`d_j / n` (in pool standard deviations) and a Bonferroni-adjusted two-sided p-value
+:math:`\\min\\{1, K\\, 2\\Phi(-|d_j| / V_{jj}^{1/2})\\}` name the most unbalanced signals.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._typing import BoolArray, FloatArray, IntArray, Kind
+from ..data.table import ItemTable
+from ..exceptions import LabelSelectionWarning
+
+#: The alarm level: false alarms on truly random labels at most 1 in 100.
+ALPHA = 0.01
+#: Below this large-sample p-value the exact permutation p-value is computed.
+SCREEN = 0.05
+#: Re-randomizations of the permutation p-value.
+PERMUTATIONS = 1999
+#: Seed of the re-randomizations (the check does not consume the methods' random stream).
+SEED = 20240511
+#: Quantile bins of a one-dimensional continuous profile (per dimension: about 10^(1/q)).
+CONTINUOUS_BINS = 10
+#: Most unbalanced signals reported.
+TOP = 3
+#: Above this many (stratum size x permutations) entries the re-randomizations loop.
+BLOCK = 4_000_000
+
+
+@dataclass(frozen=True)
+class BalanceCheck:
+    """Result of the label-balance test.
+
+    Attributes
+    ----------
+    statistic : float
+        D = d' V^+ d.
+    df : int
+        Rank of V (degrees of freedom of the chi-square law).
+    p_value : float
+        The permutation p-value when it was computed, else the chi-square one.
+    p_value_method : {'chi2', 'permutation'}
+    alarm : bool
+        p_value < :data:`ALPHA`.
+    signal_names : tuple of str
+    difference : ndarray of shape (K,)
+        Labeled minus pool mean of each signal within strata, in pool standard deviations.
+    adjusted_p : ndarray of shape (K,)
+        Bonferroni-adjusted two-sided per-signal p-values.
+    n_strata : int
+        Strata of Z used for the comparison.
+    """
+
+    statistic: float
+    df: int
+    p_value: float
+    p_value_method: Literal["chi2", "permutation"]
+    alarm: bool
+    signal_names: tuple[str, ...]
+    difference: FloatArray
+    adjusted_p: FloatArray
+    n_strata: int
+
+    def most_unbalanced(self, count: int = TOP) -> list[dict[str, Any]]:
+        """The ``count`` signals with the smallest adjusted p-values (largest imbalance)."""
+        order = np.lexsort((-np.abs(self.difference), self.adjusted_p))[:count]
+        return [
+            {
+                "signal": self.signal_names[j],
+                "difference_sd": float(self.difference[j]),
+                "p_adjusted": float(self.adjusted_p[j]),
+            }
+            for j in order
+        ]
+
+    def to_params(self) -> dict[str, Any]:
+        """A JSON-ready summary for a result's params."""
+        return {
+            "statistic": float(self.statistic),
+            "df": int(self.df),
+            "p_value": float(self.p_value),
+            "p_value_method": self.p_value_method,
+            "alarm": bool(self.alarm),
+            "strata": int(self.n_strata),
+            "most_unbalanced": self.most_unbalanced(),
+        }
+
+    def sentence(self) -> str:
+        """The check in plain words."""
+        top = ", ".join(
+            f"'{item['signal']}' {item['difference_sd']:+.2f} sd"
+            for item in self.most_unbalanced()
+        )
+        if self.alarm:
+            return (
+                "the labeled items do not look like a random sample of the pool: within slices "
+                f"of Z their signal means differ from the pool's (balance test p = "
+                f"{self.p_value:.2g}; most unbalanced: {top}). If labels were chosen by the "
+                "signals or by the label itself, every estimate here may be biased and its "
+                "interval too narrow; if the inclusion probabilities are known, pass "
+                "inclusion='<column>' to weight by them."
+            )
+        return (
+            "balance check: within slices of Z the labeled items' signal means match the pool's "
+            f"as expected of a random sample (p = {self.p_value:.2g}; largest differences: {top})."
+        )
+
+
+def balance_strata(z: FloatArray, kind: Kind, *, bins: int = CONTINUOUS_BINS) -> IntArray:
+    """Z-strata of the balance test: categories or levels, or quantile bins of a continuous Z."""
+    if kind != "continuous":
+        return np.unique(z, axis=0, return_inverse=True)[1].reshape(-1).astype(np.intp)
+    per_dim = max(2, round(bins ** (1.0 / z.shape[1])))
+    codes = np.zeros(z.shape[0], dtype=np.intp)
+    for column in z.T:
+        edges = np.unique(np.quantile(column, np.linspace(0.0, 1.0, per_dim + 1)[1:-1]))
+        codes = codes * (edges.size + 1) + np.searchsorted(edges, column, side="right")
+    return np.unique(codes, return_inverse=True)[1].reshape(-1).astype(np.intp)
+
+
+def label_balance(
+    signals: FloatArray,
+    strata: IntArray,
+    labeled: BoolArray,
+    *,
+    signal_names: tuple[str, ...],
+    permutations: int = PERMUTATIONS,
+    rng: np.random.Generator | None = None,
+) -> BalanceCheck | None:
+    """Test whether the labeled items' signals are balanced against the pool's within Z-strata.
+
+    Parameters
+    ----------
+    signals : ndarray of shape (M, K)
+    strata : ndarray of int, shape (M,)
+        Stratum codes 0..H-1 (see :func:`balance_strata`).
+    labeled : ndarray of bool, shape (M,)
+    signal_names : tuple of str
+    permutations : int
+        Re-randomizations of the exact p-value.
+    rng : numpy Generator, optional
+        Randomness of the re-randomizations (default: a fixed seed).
+
+    Returns
+    -------
+    BalanceCheck or None
+        None when nothing can be tested (no signal varies within a stratum that is partly
+        labeled).
+
+    Notes
+    -----
+    See the module notes for D, its law and the permutation p-value.
+    """
+    from scipy import stats
+
+    m, k = signals.shape
+    sd = signals.std(axis=0) if k else np.zeros(0)
+    x = (signals - signals.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    n_strata = int(strata.max()) + 1 if m else 0
+    indicator = sp.csr_array((np.ones(m), (strata, np.arange(m))), shape=(n_strata, m))
+    big = np.bincount(strata, minlength=n_strata).astype(np.float64)
+    small = np.bincount(strata[labeled], minlength=n_strata).astype(np.float64)
+    centered = x - (np.asarray(indicator @ x) / big[:, None])[strata]
+    d = centered[labeled].sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = np.where(big > 1, small * (1.0 - small / big) / (big - 1.0), 0.0)
+    v = (centered * factor[strata, None]).T @ centered
+    eigval, eigvec = np.linalg.eigh(v) if k else (np.zeros(0), np.zeros((0, 0)))
+    keep = eigval > 1e-9 * max(float(eigval.max()) if k else 0.0, 1e-300)
+    rank = int(keep.sum())
+    if rank == 0:
+        return None
+    whiten = eigvec[:, keep] / np.sqrt(eigval[keep])
+    statistic = float(np.sum((d @ whiten) ** 2))
+    p_value = float(stats.chi2.sf(statistic, rank))
+    method: Literal["chi2", "permutation"] = "chi2"
+    if p_value < SCREEN:
+        generator = np.random.default_rng(SEED) if rng is None else rng
+        draws = _permuted_sums(centered @ whiten, strata, small, big, permutations, generator)
+        exceed = int(np.sum(np.sum(draws**2, axis=1) >= statistic * (1.0 - 1e-12)))
+        p_value = (1.0 + exceed) / (permutations + 1.0)
+        method = "permutation"
+    diag = np.diag(v)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z_scores = np.where(diag > 0, d / np.sqrt(np.where(diag > 0, diag, 1.0)), 0.0)
+    varying = int(np.sum(diag > 0))
+    adjusted = np.minimum(1.0, max(varying, 1) * 2.0 * stats.norm.sf(np.abs(z_scores)))
+    n = max(int(labeled.sum()), 1)
+    return BalanceCheck(
+        statistic=statistic,
+        df=rank,
+        p_value=p_value,
+        p_value_method=method,
+        alarm=p_value < ALPHA,
+        signal_names=signal_names,
+        difference=d / n,
+        adjusted_p=adjusted,
+        n_strata=n_strata,
+    )
+
+
+def _permuted_sums(
+    y: FloatArray,
+    strata: IntArray,
+    small: FloatArray,
+    big: FloatArray,
+    permutations: int,
+    rng: np.random.Generator,
+) -> FloatArray:
+    """Balance vectors (whitened) of ``permutations`` re-randomizations of L within strata.
+
+    ``y`` is centered within strata, so the sum over a random n_h-subset is minus the sum over a
+    random (M_h - n_h)-subset: the smaller of the two is drawn.
+    """
+    out = np.zeros((permutations, y.shape[1]))
+    order = np.argsort(strata, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(big)]).astype(np.intp)
+    for h in np.flatnonzero((small > 0) & (small < big)):
+        rows = y[order[bounds[h] : bounds[h + 1]]]
+        size = int(min(small[h], big[h] - small[h]))
+        sign = 1.0 if size == small[h] else -1.0
+        total = rows.shape[0]
+        if total * permutations <= BLOCK:
+            keys = rng.random((permutations, total))
+            kth = np.partition(keys, size - 1, axis=1)[:, size - 1 : size]
+            out += sign * ((keys <= kth).astype(np.float64) @ rows)
+        else:
+            for b in range(permutations):
+                out[b] += sign * rows[rng.choice(total, size, replace=False)].sum(axis=0)
+    return out
+
+
+def balance_notes(
+    table: ItemTable,
+    labeled: BoolArray,
+    *,
+    inclusion: str | None = None,
+    prefix: str = "",
+    stacklevel: int = 2,
+) -> tuple[list[str], dict[str, Any]]:
+    """Run the balance check on a validated table; warn on an alarm; return (notes, params).
+
+    ``params`` is ``{"balance": {...}}`` (see :meth:`BalanceCheck.to_params`), or empty when there
+    is nothing to test (no signal varies within a partly labeled stratum). With known inclusion
+    probabilities (``inclusion`` names their column) the check is skipped: unequal probabilities
+    make the labeled means differ from the pool's by design, and the estimates are weighted.
+    """
+    if inclusion is not None:
+        return [
+            _capitalised(
+                prefix,
+                f"balance check skipped: the labeled items carry inclusion probabilities "
+                f"('{inclusion}') and are weighted by them.",
+            )
+        ], {"balance": {"skipped": "inclusion probabilities given"}}
+    if table.signals.shape[1] == 0 or labeled.all():
+        return [], {}
+    check = label_balance(
+        table.signals,
+        balance_strata(table.z, table.kind),
+        labeled,
+        signal_names=table.signal_names,
+    )
+    if check is None:
+        return [], {}
+    message = _capitalised(prefix, check.sentence())
+    if check.alarm:
+        warnings.warn(message, LabelSelectionWarning, stacklevel=stacklevel + 1)
+    return [message], {"balance": check.to_params()}
+
+
+def _capitalised(prefix: str, text: str) -> str:
+    return prefix + text if prefix else text[:1].upper() + text[1:]

@@ -1,0 +1,173 @@
+"""The label-balance check (issue 11, item 5): false alarms on random labels, power on selected ones."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import slicewise as sw
+from slicewise.exceptions import LabelSelectionWarning, SlicewiseWarning
+from slicewise.inference.balance import ALPHA, PERMUTATIONS, balance_strata, label_balance
+
+
+def _pool(rng: np.random.Generator, m: int = 3000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ordinal Z, labels whose rate falls with Z, and four signals: a judge, a rare binary flag
+    (skewed, where a chi-square law is least trustworthy), noise, and one that tracks Z."""
+    z = rng.integers(1, 6, m).astype(float)
+    y = (rng.random(m) < 0.9 - 0.12 * z).astype(float)
+    signals = np.column_stack(
+        [
+            y + rng.normal(0, 0.8, m),
+            rng.random(m) < 0.02,
+            rng.normal(size=m),
+            z + rng.normal(size=m),
+        ]
+    ).astype(float)
+    return z, y, signals
+
+
+def test_false_alarms_on_random_labels_at_most_one_in_a_hundred() -> None:
+    rng = np.random.default_rng(11)
+    z, _, signals = _pool(rng)
+    strata = balance_strata(z.reshape(-1, 1), "ordinal")
+    names = ("judge", "flag", "noise", "tracks_z")
+    draws = 300
+    alarms = 0
+    for _ in range(draws):
+        labeled = np.zeros(z.size, dtype=bool)
+        labeled[rng.choice(z.size, 120, replace=False)] = True
+        check = label_balance(signals, strata, labeled, signal_names=names)
+        assert check is not None
+        alarms += check.alarm
+    assert alarms == 5  # pinned for this seed
+    # the alarm rate is not above 1 in 100 (one-sided binomial test at the 1% level)
+    assert stats.binomtest(alarms, draws, ALPHA, alternative="greater").pvalue > 0.01
+
+
+def test_labeling_rates_that_vary_with_z_are_not_flagged() -> None:
+    # Stratified designs label some slices more heavily; the signal tracking Z then differs
+    # between L and T overall, but not within slices of Z, which is what the estimates need.
+    rng = np.random.default_rng(12)
+    z, _, signals = _pool(rng)
+    strata = balance_strata(z.reshape(-1, 1), "ordinal")
+    rate = np.array([0.02, 0.04, 0.08, 0.16, 0.3])[z.astype(int) - 1]
+    alarms = 0
+    for _ in range(100):
+        labeled = rng.random(z.size) < rate
+        check = label_balance(signals, strata, labeled, signal_names=tuple("abcd"))
+        assert check is not None
+        alarms += check.alarm
+    assert alarms <= 3
+
+
+def test_labels_chosen_by_the_judge_are_flagged() -> None:
+    rng = np.random.default_rng(13)
+    z, _, signals = _pool(rng)
+    strata = balance_strata(z.reshape(-1, 1), "ordinal")
+    alarms = 0
+    for _ in range(50):
+        # "mostly the items the judge liked": four times the labeling rate above 0.5
+        labeled = rng.random(z.size) < np.where(signals[:, 0] > 0.5, 0.06, 0.015)
+        check = label_balance(signals, strata, labeled, signal_names=("judge", "b", "c", "d"))
+        assert check is not None
+        alarms += check.alarm
+        assert check.most_unbalanced()[0]["signal"] == "judge"
+    # power about 0.9 with about 100 labels, of which two thirds are judge-liked (vs half)
+    assert alarms == 45  # pinned for this seed
+    assert alarms >= 40
+
+
+def test_alarm_uses_the_permutation_p_value() -> None:
+    rng = np.random.default_rng(14)
+    z, _, signals = _pool(rng)
+    labeled = signals[:, 0] > 1.0
+    check = label_balance(
+        signals,
+        balance_strata(z.reshape(-1, 1), "ordinal"),
+        labeled,
+        signal_names=tuple("abcd"),
+    )
+    assert check is not None
+    assert check.p_value_method == "permutation"
+    assert check.p_value == pytest.approx(1.0 / (PERMUTATIONS + 1))
+    assert check.alarm
+    assert check.difference[0] > 0.5  # in pool standard deviations
+
+
+def test_statistic_is_invariant_to_affine_rescaling_of_signals() -> None:
+    rng = np.random.default_rng(15)
+    z, _, signals = _pool(rng)
+    strata = balance_strata(z.reshape(-1, 1), "ordinal")
+    labeled = rng.random(z.size) < 0.05
+    a = label_balance(signals, strata, labeled, signal_names=tuple("abcd"))
+    mix = signals @ np.array([[2.0, 0, 0, 1], [0, -3, 0, 0], [0, 1, 5, 0], [0, 0, 0, 0.5]]) + 7
+    b = label_balance(mix, strata, labeled, signal_names=tuple("abcd"))
+    assert a is not None and b is not None
+    assert b.statistic == pytest.approx(a.statistic, rel=1e-8)
+
+
+def test_continuous_profiles_use_quantile_bins() -> None:
+    rng = np.random.default_rng(16)
+    z = rng.normal(size=(2000, 1))
+    codes = balance_strata(z, "continuous")
+    assert codes.max() + 1 == 10
+    counts = np.bincount(codes)
+    assert counts.min() >= 190
+    assert balance_strata(rng.normal(size=(2000, 2)), "continuous").max() + 1 == 9
+
+
+def _frame(rng: np.random.Generator, selected: bool) -> pd.DataFrame:
+    m = 2000
+    level = rng.integers(1, 6, m)
+    y = (rng.random(m) < 0.9 - 0.12 * level).astype(float)
+    judge = y + rng.normal(0, 0.6, m)
+    other = rng.normal(size=m)
+    if selected:
+        labeled = rng.random(m) < np.where(judge > 0.5, 0.2, 0.02)
+    else:
+        labeled = np.zeros(m, dtype=bool)
+        labeled[rng.choice(m, 200, replace=False)] = True
+    return pd.DataFrame(
+        {"level": level, "judge": judge, "other": other, "y": np.where(labeled, y, np.nan)}
+    )
+
+
+def test_profile_warns_and_reports_selected_labels() -> None:
+    frame = _frame(np.random.default_rng(17), selected=True)
+    with pytest.warns(LabelSelectionWarning, match="do not look like a random sample"):
+        res = sw.profile(
+            frame, z="level", signals=["judge", "other"], label="y", method="lace", kind="ordinal"
+        )
+    balance = res.params["balance"]
+    assert balance["alarm"] is True
+    assert balance["p_value"] < ALPHA
+    assert balance["most_unbalanced"][0]["signal"] == "judge"
+    assert "inclusion=" in res.notes[-1]
+    assert res.summary()["params"]["balance"]["df"] == 2
+
+
+def test_profile_on_random_labels_says_so_without_warning() -> None:
+    frame = _frame(np.random.default_rng(18), selected=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SlicewiseWarning)
+        res = sw.profile(
+            frame, z="level", signals=["judge", "other"], label="y", method="naive", kind="ordinal"
+        )
+    assert res.params["balance"]["alarm"] is False
+    assert res.notes[-1].startswith("Balance check: within slices of Z")
+
+
+def test_no_signals_means_no_check() -> None:
+    frame = _frame(np.random.default_rng(19), selected=True)
+    res = sw.profile(frame, z="level", label="y", method="naive", kind="ordinal")
+    assert "balance" not in res.params
+
+
+def test_warning_type_is_exported() -> None:
+    assert sw.LabelSelectionWarning is LabelSelectionWarning
+    assert issubclass(sw.LabelSelectionWarning, UserWarning)
+    assert "LabelSelectionWarning" in sw.__all__
