@@ -1,0 +1,96 @@
+"""A Spark DataFrame pool (local mode) gives the in-memory profile to 1e-9.
+
+The Spark tests need Java 17+. Without it they fail, saying so: they are never skipped silently.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from pool_frames import SIGNALS, PoolData, assert_same_profile, make_pool
+
+import slicewise as sw
+
+pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
+
+
+def _java_problem() -> str | None:
+    java = shutil.which("java", path=os.path.join(os.environ.get("JAVA_HOME", ""), "bin"))
+    java = java or shutil.which("java")
+    if java is None:
+        return "no `java` on PATH or in JAVA_HOME/bin"
+    try:
+        version = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=30
+        ).stderr
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"`{java} -version` failed: {error}"
+    if not any(f'version "{v}' in version for v in ("17", "18", "19", "2")):
+        return f"Java 17 or later is needed; `java -version` says: {version.strip()[:200]}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    problem = _java_problem()
+    if problem is not None:
+        pytest.fail(
+            f"The Spark pool-source tests need Java 17+ (install openjdk-17-jre-headless): "
+            f"{problem}."
+        )
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from pyspark.sql import SparkSession
+
+        session = (
+            SparkSession.builder.master("local[2]")
+            .appName("slicewise-tests")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.driver.memory", "1g")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .getOrCreate()
+        )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def data() -> PoolData:
+    return make_pool(m=3000, n=300, seed=3)
+
+
+@pytest.fixture(scope="module")
+def frame(spark: Any, data: PoolData) -> Any:
+    return spark.createDataFrame(data.pool).repartition(3).cache()
+
+
+@pytest.mark.parametrize(
+    ("z", "method"), [("z", "lace"), ("segment", "global_cv"), ("level", "naive")]
+)
+def test_matches_in_memory(frame: Any, data: PoolData, z: str, method: str) -> None:
+    ref = sw.profile(data.merged, z=z, signals=SIGNALS, label="human", method=method)
+    out = sw.profile(
+        frame, gold=data.gold, on="id", z=z, signals=SIGNALS, label="human", method=method
+    )
+    assert_same_profile(out, ref)
+
+
+def test_errors(frame: Any, data: PoolData) -> None:
+    gold = pd.concat([data.gold, pd.DataFrame({"id": [7], "human": [1.0]})])
+    with pytest.raises(ValueError, match="`gold` has 1 of 301 keys that match no row"):
+        sw.profile(frame, gold=gold, on="id", z="z", signals=SIGNALS, label="human", method="lace")
+    with pytest.raises(ValueError, match="Method 'auto' needs the whole pool in memory"):
+        sw.profile(frame, gold=data.gold, on="id", z="z", signals=SIGNALS, label="human")
+    assert np.isfinite(data.gold["human"]).all()
