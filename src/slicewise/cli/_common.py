@@ -62,8 +62,9 @@ def write_report(args: argparse.Namespace, result: Any, *, label: str | None = N
     if path is None:
         return
     context: dict[str, object] = {}
-    if getattr(args, "items", None) is not None:
-        context["data"] = str(args.items)
+    items = getattr(args, "items_path", getattr(args, "items", None))
+    if items is not None:
+        context["data"] = str(items)
     if label:
         context["label"] = label
     signals = getattr(args, "signals", None)
@@ -76,3 +77,55 @@ def write_report(args: argparse.Namespace, result: Any, *, label: str | None = N
         kwargs["label"] = label
     result.to_html(path, **kwargs)
     print(f"wrote {path}")
+
+
+def _levels(text: str) -> list[str]:
+    levels = [v.strip() for v in text.split(",") if v.strip()]
+    if len(levels) < 2:
+        raise argparse.ArgumentTypeError("expected two or more comma-separated levels, low to high")
+    return levels
+
+
+def add_levels_arg(parser: argparse.ArgumentParser) -> None:
+    """The ``--levels`` option: the order of a text profile column."""
+    parser.add_argument(
+        "--levels",
+        type=_levels,
+        default=None,
+        metavar="LOW,...,HIGH",
+        help="order of the levels of a text --z column, comma-separated from low to high "
+        "(e.g. easy,medium,hard); makes the profile ordinal",
+    )
+
+
+def apply_levels(args: argparse.Namespace) -> None:
+    """With ``--levels``, read the table and make ``--z`` an ordered categorical column.
+
+    ``args.items`` becomes the DataFrame (the file name stays in ``args.items_path``) and
+    ``--kind`` defaults to ordinal. Values outside the levels stop with a one-line error.
+    """
+    levels = getattr(args, "levels", None)
+    if levels is None:
+        return
+    import pandas as pd
+
+    from ..data.files import read_table
+
+    if len(args.z) != 1:
+        raise ValueError(f"--levels orders one --z column; got {len(args.z)}: {args.z}.")
+    column = args.z[0]
+    frame = read_table(args.items)
+    if column not in frame.columns:
+        raise ValueError(f"--levels: no column '{column}' in {args.items}.")
+    text = frame[column].astype("string")
+    outside = sorted(set(text.dropna()) - set(levels))
+    if outside:
+        raise ValueError(
+            f"--levels: column '{column}' has values that are not among the levels "
+            f"{','.join(levels)}: {outside[:5]}{' ...' if len(outside) > 5 else ''}."
+        )
+    frame[column] = pd.Categorical(text, categories=levels, ordered=True)
+    args.items_path = args.items
+    args.items = frame
+    if args.kind is None:
+        args.kind = "ordinal"

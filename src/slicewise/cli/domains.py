@@ -22,7 +22,9 @@ def _add_design_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("items", help="item table with a design: CSV, Parquet or JSON Lines")
     parser.add_argument("--domain", required=True, type=_columns, help="domain column(s)")
     parser.add_argument("--label", required=True, help="gold label column (missing = unsampled)")
-    parser.add_argument("--signals", type=_columns, default=None, help="auxiliary columns")
+    parser.add_argument(
+        "--signals", type=_columns, default=None, help="auxiliary columns, comma-separated"
+    )
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--inclusion", default="pi", help="inclusion-probability column (pi)")
     group.add_argument(

@@ -5,7 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import _columns, _float_or_inf, _grid, _print_notes, add_report_arg, write_report
+from ._common import (
+    _columns,
+    _float_or_inf,
+    _grid,
+    _print_notes,
+    add_levels_arg,
+    add_report_arg,
+    apply_levels,
+    write_report,
+)
 from .models import PROFILE_RUNS, _add_model_args, _profile_mode
 
 
@@ -22,7 +31,13 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="locality rule (default: inferred from the column type)",
     )
-    parser.add_argument("--signals", type=_columns, default=None, help="cheap-signal columns")
+    add_levels_arg(parser)
+    parser.add_argument(
+        "--signals",
+        type=_columns,
+        default=None,
+        help="cheap-signal columns, comma-separated (e.g. judge,conf)",
+    )
     parser.add_argument("--label", required=True, help="gold label column (missing = unlabeled)")
     parser.add_argument(
         "--method",
@@ -92,6 +107,7 @@ def _run_profile(args: argparse.Namespace) -> int:
     from ..reports.output import format_table, write_outputs
 
     mode, label = _profile_mode(args)
+    apply_levels(args)
     if args.report is not None and mode not in ("single", "models", "pair"):
         raise ValueError(
             f"--report makes a report of a profile, many models or a gap; not of --{mode}."

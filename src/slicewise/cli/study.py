@@ -42,7 +42,12 @@ def _add_study_args(parser: argparse.ArgumentParser) -> None:
     add_report_arg(parser)
     parser.add_argument("--z", required=True, type=_columns, help="profile column(s)")
     parser.add_argument("--kind", choices=["continuous", "ordinal", "categorical"], default=None)
-    parser.add_argument("--signals", type=_columns, default=None, help="cheap-signal columns")
+    parser.add_argument(
+        "--signals",
+        type=_columns,
+        default=None,
+        help="cheap-signal columns, comma-separated (e.g. judge,conf)",
+    )
     parser.add_argument(
         "--label",
         required=True,
