@@ -40,6 +40,15 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--label", required=True, help="gold label column (missing = unlabeled)")
     parser.add_argument(
+        "--gold",
+        default=None,
+        help="gold labels in a separate table (CSV, Parquet, JSON Lines) joined to the items by "
+        "--on; the items may then be a Parquet folder or glob, scanned out of core",
+    )
+    parser.add_argument(
+        "--on", type=_columns, default=None, help="key column(s) of --gold and the items"
+    )
+    parser.add_argument(
         "--method",
         default=None,
         choices=sorted(METHODS),
@@ -105,7 +114,14 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
 def _run_profile(args: argparse.Namespace) -> int:
     from ..api import profile
     from ..reports.output import format_table, write_outputs
+    from ..sources import is_scanned_only
 
+    if args.method is None and is_scanned_only(args.items):
+        args.method = "lace"
+        print(
+            "The items are scanned out of core, where auto is not available yet: method lace "
+            "(--method naive, global_cv or per_signal_cv also run out of core)."
+        )
     mode, label = _profile_mode(args)
     apply_levels(args)
     if args.report is not None and mode not in ("single", "models", "pair"):
@@ -136,6 +152,9 @@ def _run_profile(args: argparse.Namespace) -> int:
         target=args.target,
         id=args.id_col,
         rng=args.seed,
+        gold=args.gold,
+        on=args.on,
+        progress=True,
     )
     print(format_table(result))
     _print_notes(result.notes, args.printed_notes)

@@ -14,9 +14,20 @@ from __future__ import annotations
 from .duckdb import is_duckdb_source, is_parquet_path
 from .spark import is_spark_source
 
-__all__ = ["is_pool_source"]
+__all__ = ["is_pool_source", "is_scanned_only"]
 
 
 def is_pool_source(pool: object) -> bool:
     """Whether ``pool`` is a Parquet path, a DuckDB relation or query, or a Spark DataFrame."""
     return is_parquet_path(pool) or is_duckdb_source(pool) or is_spark_source(pool)
+
+
+def is_scanned_only(pool: object) -> bool:
+    """Whether ``pool`` is always scanned out of core (not a single file, which a method that
+    needs the pool in memory reads whole)."""
+    import os
+    from pathlib import Path
+
+    if isinstance(pool, str | os.PathLike) and Path(pool).is_file():
+        return False
+    return is_pool_source(pool)
