@@ -106,8 +106,26 @@ def test_statistic_is_invariant_to_affine_rescaling_of_signals() -> None:
     a = label_balance(signals, strata, labeled, signal_names=tuple("abcd"))
     mix = signals @ np.array([[2.0, 0, 0, 1], [0, -3, 0, 0], [0, 1, 5, 0], [0, 0, 0, 0.5]]) + 7
     b = label_balance(mix, strata, labeled, signal_names=tuple("abcd"))
-    assert a is not None and b is not None
+    assert a is not None
+    assert b is not None
     assert b.statistic == pytest.approx(a.statistic, rel=1e-8)
+
+
+def test_large_pools_are_compared_on_a_subsample() -> None:
+    # Above POOL_CAP items the unlabeled side is subsampled (exact given the kept set).
+    rng = np.random.default_rng(20)
+    m = 300_000
+    strata = rng.integers(0, 4, m).astype(np.intp)
+    signals = rng.normal(size=(m, 2)) + strata[:, None]
+    random_labels = rng.random(m) < 0.002
+    check = label_balance(signals, strata, random_labels, signal_names=("a", "b"))
+    assert check is not None
+    assert not check.alarm
+    chosen = random_labels & (signals[:, 0] > strata - 0.5)
+    check = label_balance(signals, strata, chosen, signal_names=("a", "b"))
+    assert check is not None
+    assert check.alarm
+    assert check.most_unbalanced(1)[0]["signal"] == "a"
 
 
 def test_continuous_profiles_use_quantile_bins() -> None:

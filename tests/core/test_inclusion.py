@@ -117,12 +117,12 @@ def test_profile_with_inclusion_matches_the_low_level_fit() -> None:
     )  # fmt: skip
     ctx = build_context(make_table(frame, z="level", signals=SIGNALS, label="y", kind="ordinal"))
     index = np.flatnonzero(labeled)
-    fit = METHODS["lace"].fit(ctx, LabeledSet(index, y[index].to_numpy(), pi[index]), make_options())
+    fit = METHODS["lace"].fit(
+        ctx, LabeledSet(index, y[index].to_numpy(), pi[index]), make_options()
+    )
     np.testing.assert_allclose(res.estimate, fit.estimate, atol=1e-14)
     np.testing.assert_allclose(res.se, np.sqrt(fit.var_population), atol=1e-14)
-    plain = sw.profile(
-        frame, z="level", signals=SIGNALS, label="y", kind="ordinal", method="lace"
-    )
+    plain = sw.profile(frame, z="level", signals=SIGNALS, label="y", kind="ordinal", method="lace")
     assert np.max(np.abs(plain.estimate - res.estimate)) > 0.01
 
 
@@ -161,17 +161,13 @@ def test_bad_inclusion_probabilities_are_named(values: str, match: str) -> None:
 
 def test_missing_inclusion_column_is_named() -> None:
     with pytest.raises(ValueError, match=r"'inclusion' parameter of profile names column\(s\)"):
-        sw.profile(
-            _frame(), z="level", signals=SIGNALS, label="y", method="naive", inclusion="p"
-        )
+        sw.profile(_frame(), z="level", signals=SIGNALS, label="y", method="naive", inclusion="p")
 
 
 @pytest.mark.parametrize("method", ["auto", "lace_shrunk", "lace_learned", "aug_plugin"])
 def test_methods_without_design_weights_refuse_inclusion(method: str) -> None:
     with pytest.raises(ValueError, match=f"Method '{method}' of profile does not support known"):
-        sw.profile(
-            _frame(), z="level", signals=SIGNALS, label="y", method=method, inclusion="pi"
-        )
+        sw.profile(_frame(), z="level", signals=SIGNALS, label="y", method=method, inclusion="pi")
 
 
 def test_fay_herriot_smoothing_refuses_inclusion() -> None:

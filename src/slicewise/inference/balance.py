@@ -47,7 +47,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._typing import BoolArray, FloatArray, IntArray, Kind
 from ..data.table import ItemTable
@@ -65,6 +64,8 @@ SEED = 20240511
 CONTINUOUS_BINS = 10
 #: Most unbalanced signals reported.
 TOP = 3
+#: Larger pools are compared on all labeled items and a random subsample of the others.
+POOL_CAP = 200_000
 #: Above this many (stratum size x permutations) entries the re-randomizations loop.
 BLOCK = 4_000_000
 
@@ -130,8 +131,7 @@ class BalanceCheck:
     def sentence(self) -> str:
         """The check in plain words."""
         top = ", ".join(
-            f"'{item['signal']}' {item['difference_sd']:+.2f} sd"
-            for item in self.most_unbalanced()
+            f"'{item['signal']}' {item['difference_sd']:+.2f} sd" for item in self.most_unbalanced()
         )
         if self.alarm:
             return (
@@ -151,6 +151,8 @@ class BalanceCheck:
 def balance_strata(z: FloatArray, kind: Kind, *, bins: int = CONTINUOUS_BINS) -> IntArray:
     """Z-strata of the balance test: categories or levels, or quantile bins of a continuous Z."""
     if kind != "continuous":
+        if z.shape[1] == 1:
+            return np.unique(z[:, 0], return_inverse=True)[1].reshape(-1).astype(np.intp)
         return np.unique(z, axis=0, return_inverse=True)[1].reshape(-1).astype(np.intp)
     per_dim = max(2, round(bins ** (1.0 / z.shape[1])))
     codes = np.zeros(z.shape[0], dtype=np.intp)
@@ -181,7 +183,7 @@ def label_balance(
     permutations : int
         Re-randomizations of the exact p-value.
     rng : numpy Generator, optional
-        Randomness of the re-randomizations (default: a fixed seed).
+        Randomness of the re-randomizations and of the pool subsample (default: a fixed seed).
 
     Returns
     -------
@@ -193,16 +195,24 @@ def label_balance(
     -----
     See the module notes for D, its law and the permutation p-value.
     """
-    from scipy import stats
+    from scipy.special import chdtrc, ndtr
 
+    generator = np.random.default_rng(SEED) if rng is None else rng
     m, k = signals.shape
+    n_labeled = int(labeled.sum())
+    if m > POOL_CAP and n_labeled < POOL_CAP // 2:
+        # All labeled items and a Bernoulli subsample of the unlabeled ones: given the kept set,
+        # L is still a uniformly random subset within each stratum, so the test stays exact.
+        keep = labeled | (generator.random(m) < (POOL_CAP - n_labeled) / (m - n_labeled))
+        signals, strata, labeled = signals[keep], strata[keep], labeled[keep]
+        m = signals.shape[0]
     sd = signals.std(axis=0) if k else np.zeros(0)
     x = (signals - signals.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
     n_strata = int(strata.max()) + 1 if m else 0
-    indicator = sp.csr_array((np.ones(m), (strata, np.arange(m))), shape=(n_strata, m))
     big = np.bincount(strata, minlength=n_strata).astype(np.float64)
     small = np.bincount(strata[labeled], minlength=n_strata).astype(np.float64)
-    centered = x - (np.asarray(indicator @ x) / big[:, None])[strata]
+    sums = np.column_stack([np.bincount(strata, x[:, j], n_strata) for j in range(k)])
+    centered = x - (sums.reshape(n_strata, k) / np.maximum(big, 1.0)[:, None])[strata]
     d = centered[labeled].sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(big > 1, small * (1.0 - small / big) / (big - 1.0), 0.0)
@@ -214,10 +224,9 @@ def label_balance(
         return None
     whiten = eigvec[:, keep] / np.sqrt(eigval[keep])
     statistic = float(np.sum((d @ whiten) ** 2))
-    p_value = float(stats.chi2.sf(statistic, rank))
+    p_value = float(chdtrc(rank, statistic))
     method: Literal["chi2", "permutation"] = "chi2"
     if p_value < SCREEN:
-        generator = np.random.default_rng(SEED) if rng is None else rng
         draws = _permuted_sums(centered @ whiten, strata, small, big, permutations, generator)
         exceed = int(np.sum(np.sum(draws**2, axis=1) >= statistic * (1.0 - 1e-12)))
         p_value = (1.0 + exceed) / (permutations + 1.0)
@@ -226,8 +235,8 @@ def label_balance(
     with np.errstate(divide="ignore", invalid="ignore"):
         z_scores = np.where(diag > 0, d / np.sqrt(np.where(diag > 0, diag, 1.0)), 0.0)
     varying = int(np.sum(diag > 0))
-    adjusted = np.minimum(1.0, max(varying, 1) * 2.0 * stats.norm.sf(np.abs(z_scores)))
-    n = max(int(labeled.sum()), 1)
+    adjusted = np.minimum(1.0, max(varying, 1) * 2.0 * ndtr(-np.abs(z_scores)))
+    n = max(n_labeled, 1)
     return BalanceCheck(
         statistic=statistic,
         df=rank,
