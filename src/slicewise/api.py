@@ -172,9 +172,26 @@ def wrap_result(
         n_labeled=labeled.n,
         n_pool=ctx.n_pool,
         params={**params, **fit.params},
-        notes=tuple(notes),
+        notes=(*notes, *_gain_notes(ctx, fit.gain, variance, naive_var)),
         df=fit.df,
     )
+
+
+def _gain_notes(
+    ctx: PoolContext, gain: FloatArray, variance: FloatArray, naive_var: FloatArray
+) -> list[str]:
+    """Say where the predicted gain is above 1 but the reported se exceeds naive_se."""
+    with np.errstate(invalid="ignore"):
+        odd = np.isfinite(variance) & np.isfinite(naive_var) & (gain > 1.0) & (variance > naive_var)
+    if not odd.any():
+        return []
+    return [
+        f"{int(odd.sum())} grid point(s) have a predicted gain above 1 but se > naive_se "
+        f"(realized_gain = naive_se^2 / se^2 below 1): {_format_points(list(ctx.locality.labels), odd)}. "
+        "The predicted gain 1 / (1 - (1 - pi) R^2) uses the in-sample R^2 of the adjustment; the "
+        "se also carries the small-sample correction for coefficients fitted on the same labels "
+        "and the variance floors, so there the labels-only interval is the shorter one."
+    ]
 
 
 def _labeled_diagnostics(

@@ -46,6 +46,21 @@ def normal_interval(
     return ConfidenceInterval(low=estimate - half, high=estimate + half)
 
 
+def check_bounded(bounded: object, *, func: str) -> bool:
+    """Validate the ``bounded`` flag of an interval method."""
+    if not isinstance(bounded, bool | np.bool_):
+        raise TypeError(
+            f"The 'bounded' parameter of {func} must be True or False. Got {bounded!r} instead."
+        )
+    return bool(bounded)
+
+
+def df_column(df: FloatArray) -> FloatArray:
+    """Degrees of freedom as exported: the Student-t df, inf where the interval is normal."""
+    df = np.asarray(df, dtype=np.float64)
+    return np.where(np.isfinite(df) & (df > 0), df, np.inf)
+
+
 def _frozen(array: object, dtype: Any = np.float64) -> Any:
     out = np.array(array, dtype=dtype, copy=True)
     out.setflags(write=False)
@@ -74,10 +89,14 @@ class ProfileResult:
     labeled_mass : ndarray of shape (G,)
         Local labeled fraction of the kernel mass, sum_L k_i(z) / sum_T k_i(z).
     r2, gain : ndarray of shape (G,)
-        Estimated local R^2(z) of the adjustment and predicted gain 1 / (1 - (1 - pi) R^2).
+        Estimated local R^2(z) of the adjustment and predicted gain 1 / (1 - (1 - pi) R^2): the
+        asymptotic variance ratio naive / method from the in-sample R^2. The precision actually
+        reported is :attr:`realized_gain` = naive_se^2 / se^2, which also carries the
+        small-sample factor for coefficients fitted on the same labels and the variance floors,
+        so it can be below 1 where ``gain`` is above 1 (the result's notes say where).
     n_equivalent : ndarray of shape (G,)
         Gold labels the labels-only smoother would need for the same precision at z
-        (n_labeled_eff x gain).
+        (n_labeled_eff x gain, the predicted gain).
     borrowed : ndarray of bool, shape (G,)
         True where the estimate leans on strength borrowed from other grid points or domains.
     z_names : tuple of str
@@ -140,13 +159,50 @@ class ProfileResult:
         """G, the number of grid points."""
         return int(self.estimate.shape[0])
 
-    def ci(self, level: float | None = None) -> ConfidenceInterval:
+    @property
+    def realized_gain(self) -> FloatArray:
+        """naive_se^2 / se^2: the variance ratio of the reported intervals (NaN where undefined).
+
+        Unlike the predicted :attr:`gain`, it includes the small-sample factors and floors of
+        both variances; below 1 the labels-only interval is the shorter one.
+        """
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(
+                self.se > 0, self.naive_se**2 / np.where(self.se > 0, self.se, 1.0) ** 2, np.nan
+            )
+        out: FloatArray = np.where(np.isfinite(ratio), ratio, np.nan)
+        return out
+
+    def ci(self, level: float | None = None, *, bounded: bool = False) -> ConfidenceInterval:
         """Pointwise intervals at ``level`` (default: the result's own level).
 
-        Student t with :attr:`df` degrees of freedom where finite, normal elsewhere.
+        Parameters
+        ----------
+        level : float, optional
+        bounded : bool, default False
+            False: estimate +/- q se, q the Student t quantile with :attr:`df` degrees of freedom
+            where finite, normal elsewhere (it can leave [0, 1] near the boundary).
+            True: a Wilson-type score interval with the same q and the effective sample size
+            n* = p(1 - p) / se^2 (p the naive estimate), always inside [0, 1] and better at
+            covering means near 0 or 1 (:mod:`slicewise.inference.bounded`). Not clipping: the
+            interval is that of a proportion with the reported precision. Only for a mean of
+            labels in [0, 1]; a gap (:func:`slicewise.gap`, in [-1, 1]) raises ValueError.
         """
-        lvl = self.level if level is None else check_level(level, func="ProfileResult.ci")
-        return normal_interval(self.estimate, self.se, lvl, self.df)
+        func = "ProfileResult.ci"
+        lvl = self.level if level is None else check_level(level, func=func)
+        if not check_bounded(bounded, func=func):
+            return normal_interval(self.estimate, self.se, lvl, self.df)
+        if self.params.get("estimand") == "gap":
+            raise ValueError(
+                f"The 'bounded' parameter of {func} keeps intervals inside [0, 1] for a mean of "
+                "labels in [0, 1]; this result is a gap between two models, in [-1, 1]. Got "
+                "bounded=True."
+            )
+        from .inference.bounded import effective_size, wilson_interval
+
+        n_star = effective_size(self.naive_estimate, self.se, self.n_labeled_eff)
+        low, high = wilson_interval(self.estimate, n_star, critical_value(lvl, self.df))
+        return ConfidenceInterval(low=low, high=high)
 
     def with_level(self, level: float) -> ProfileResult:
         """The same result reporting intervals at another level (a new object)."""
@@ -158,17 +214,19 @@ class ProfileResult:
             return pd.DataFrame({"z": self.z})
         return pd.DataFrame({name: self.z[:, d] for d, name in enumerate(self.z_names)})
 
-    def to_frame(self, level: float | None = None) -> pd.DataFrame:
+    def to_frame(self, level: float | None = None, *, bounded: bool = False) -> pd.DataFrame:
         """Tidy table: one row per grid point.
 
-        Columns: z (or one column per profile dimension), estimate, se, lower, upper,
-        naive_estimate, naive_se, n_labeled_eff, n_pool_eff, labeled_mass, r2, gain,
-        n_equivalent, borrowed.
+        Columns: z (or one column per profile dimension), estimate, se, df (of the interval's
+        Student t; inf where it is normal), lower, upper (of :meth:`ci` with ``bounded``),
+        naive_estimate, naive_se, n_labeled_eff, n_pool_eff, labeled_mass, r2, gain (predicted),
+        realized_gain (naive_se^2 / se^2), n_equivalent, borrowed.
         """
-        interval = self.ci(level)
+        interval = self.ci(level, bounded=bounded)
         frame = self.z_frame()
         frame["estimate"] = self.estimate
         frame["se"] = self.se
+        frame["df"] = df_column(np.full(self.size, np.nan) if self.df is None else self.df)
         frame["lower"] = interval.low
         frame["upper"] = interval.high
         frame["naive_estimate"] = self.naive_estimate
@@ -178,6 +236,7 @@ class ProfileResult:
         frame["labeled_mass"] = self.labeled_mass
         frame["r2"] = self.r2
         frame["gain"] = self.gain
+        frame["realized_gain"] = self.realized_gain
         frame["n_equivalent"] = self.n_equivalent
         frame["borrowed"] = self.borrowed
         return frame

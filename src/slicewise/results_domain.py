@@ -133,13 +133,16 @@ class DomainResult:
     def to_frame(self, level: float | None = None) -> pd.DataFrame:
         """Tidy table, one row per domain.
 
-        Columns: the domain column(s), estimate, se, lower, upper, n_labeled, n_pool, shrinkage,
-        direct_estimate, direct_se, borrowed, method.
+        Columns: the domain column(s), estimate, se, df (inf: the interval is normal; empty
+        (NaN) for the posterior intervals of 'pp-s' and 'pp-ts', which are neither normal nor
+        t), lower, upper, n_labeled, n_pool, shrinkage, direct_estimate, direct_se, borrowed,
+        method.
         """
         interval = self.ci(level)
         frame = pd.DataFrame(self._domain_columns())
         frame["estimate"] = self.estimate
         frame["se"] = self.se
+        frame["df"] = np.full(self.size, np.nan if self.mixture_weight.size else np.inf)
         frame["lower"] = interval.low
         frame["upper"] = interval.high
         frame["n_labeled"] = self.n_labeled.astype(np.int64)

@@ -78,6 +78,12 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--C", dest="C", type=float, default=1.0, help="logistic C (1.0)")
     parser.add_argument("--strata", type=int, default=5, help="strata of strat_ppi (5)")
     parser.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
+    parser.add_argument(
+        "--bounded",
+        action="store_true",
+        help="intervals inside [0, 1]: Wilson-type score intervals with the reported se "
+        "(res.ci(bounded=True)) instead of estimate +/- t se",
+    )
     parser.add_argument("--target", choices=["pool", "population"], default="pool")
     parser.add_argument("--id", dest="id_col", default=None, help="item id column")
     parser.add_argument(
@@ -156,10 +162,10 @@ def _run_profile(args: argparse.Namespace) -> int:
         on=args.on,
         progress=True,
     )
-    print(format_table(result))
+    print(format_table(result, bounded=args.bounded))
     _print_notes(result.notes, args.printed_notes)
     if args.out is not None:
-        for path in write_outputs(result, args.out, label=args.label):
+        for path in write_outputs(result, args.out, label=args.label, bounded=args.bounded):
             print(f"wrote {path}")
     write_report(args, result, label=args.label)
     return 0
@@ -194,10 +200,10 @@ def _run_select(args: argparse.Namespace) -> int:
         mark = "  <- chosen" if value == chosen.chosen else ""
         print(f"  {chosen.parameter} = {value:g}: CV score {score:.6g}{mark}")
     print()
-    print(format_table(chosen.result))
+    print(format_table(chosen.result, bounded=args.bounded))
     _print_notes(chosen.result.notes, args.printed_notes)
     if args.out is not None:
-        for path in write_outputs(chosen.result, args.out, label=args.label):
+        for path in write_outputs(chosen.result, args.out, label=args.label, bounded=args.bounded):
             print(f"wrote {path}")
     write_report(args, chosen.result, label=args.label)
     return 0

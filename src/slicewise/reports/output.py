@@ -26,9 +26,14 @@ TABLE_COLUMNS = [
 ]
 
 
-def format_table(result: ProfileResult, *, truth: FloatArray | None = None) -> str:
-    """A fixed-width text table of the profile, one row per grid point."""
-    frame = result.to_frame()
+def format_table(
+    result: ProfileResult, *, truth: FloatArray | None = None, bounded: bool = False
+) -> str:
+    """A fixed-width text table of the profile, one row per grid point.
+
+    ``bounded``: the intervals of ``result.ci(bounded=True)`` (inside [0, 1]).
+    """
+    frame = result.to_frame(bounded=bounded)
     z_cols = list(result.z_frame().columns)
     shown = frame[z_cols + TABLE_COLUMNS].copy()
     if truth is not None:
@@ -47,7 +52,8 @@ def format_table(result: ProfileResult, *, truth: FloatArray | None = None) -> s
     level = round(result.level * 100)
     header = (
         f"{result.method} profile over {', '.join(result.z_names)} ({result.kind}); "
-        f"target={result.target}; {level}% pointwise intervals; "
+        f"target={result.target}; {level}% pointwise intervals"
+        f"{' (Wilson-type, inside [0, 1])' if bounded else ''}; "
         f"n={result.n_labeled} labeled of M={result.n_pool}"
     )
     return header + "\n" + shown.to_string(index=False, formatters=formatters, na_rep="")
@@ -61,21 +67,23 @@ def write_outputs(
     truth: FloatArray | None = None,
     label: str | None = None,
     zero_line: bool | None = None,
+    bounded: bool = False,
 ) -> list[Path]:
     """Write ``<stem>.csv``, ``<stem>.json`` and (with matplotlib) ``<stem>.png`` into ``out_dir``.
 
     Returns the written paths; the PNG is skipped, and not listed, when matplotlib is missing.
-    ``label`` names the value axis; ``zero_line`` (default: for a gap, ``stem='gap'``) marks 0.
+    ``label`` names the value axis; ``zero_line`` (default: for a gap, ``stem='gap'``) marks 0;
+    ``bounded`` writes the intervals of ``result.ci(bounded=True)`` (inside [0, 1]).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    frame = result.to_frame()
+    frame = result.to_frame(bounded=bounded)
     if truth is not None:
         frame.insert(1, "truth", np.asarray(truth, dtype=float))
     csv_path = out / f"{stem}.csv"
     frame.to_csv(csv_path, index=False)
     json_path = out / f"{stem}.json"
-    payload = {**result.to_dict(), "rows": _records(frame)}
+    payload = {**result.to_dict(), "bounded": bounded, "rows": _records(frame)}
     json_path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
     written = [csv_path, json_path]
     try:
