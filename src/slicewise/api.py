@@ -6,6 +6,7 @@ import math
 import os
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,7 @@ from ._validation import (
 )
 from .data.files import read_table
 from .data.inclusion import read_inclusion
-from .data.table import ItemTable, make_table
+from .data.table import ItemTable, MissingRule, make_table
 from .estimators.learned import LEARNERS
 from .exceptions import (
     ConstantSignalWarning,
@@ -76,6 +77,12 @@ def check_method_needs(ctx: PoolContext, method: str, options: MethodOptions) ->
             f"Method {method!r} needs an ordered profile (continuous or ordinal Z); the profile "
             "is categorical."
         )
+    if options.smooth == "fh" and method != "auto" and ctx.features.shape[1] == 0:
+        raise ValueError(
+            "The 'smooth' parameter is 'fh', whose synthetic regression across domains is fitted "
+            "on the cheap signals, but no signals were given; pass signals=[...] or "
+            "smooth='none'."
+        )
 
 
 def build_context(
@@ -101,7 +108,13 @@ def build_context(
 def fit_with_warnings(
     ctx: PoolContext, labeled: LabeledSet, method: str, options: MethodOptions, target: Target
 ) -> tuple[MethodFit, MethodFit, list[str]]:
-    """Fit ``method`` and naive on one labeled set; warn once about empty or sparse points."""
+    """Fit ``method`` and naive on one labeled set; warn once about empty or sparse points.
+
+    ``auto`` without signals is naive (its note says so): there is nothing to borrow from, and
+    the smoothing of disjoint domains needs the signals for its synthetic regression.
+    """
+    if method == "auto" and ctx.features.shape[1] == 0 and options.smooth != "none":
+        options = replace(options, smooth="none")
     naive = METHODS["naive"].fit(ctx, labeled, options)
     fit = naive if method == "naive" else METHODS[method].fit(ctx, labeled, options)
     notes = list(fit.notes)
@@ -174,6 +187,7 @@ def wrap_result(
         params={**params, **fit.params},
         notes=(*notes, *_gain_notes(ctx, fit.gain, variance, naive_var)),
         df=fit.df,
+        bias_bound=fit.bias_bound,
     )
 
 
@@ -261,11 +275,12 @@ def _sentence(prefix: str, text: str) -> str:
 def pool_notes(
     table: ItemTable, labeled: LabeledSet, method: str, *, prefix: str, stacklevel: int
 ) -> list[str]:
-    """Warn (once each) about constant signals and a fully labeled pool; return the messages.
+    """The table's own notes (imputed signals); warn (once each) about constant signals and a
+    fully labeled pool. Returns the messages.
 
     ``prefix`` names the model or pair the table belongs to (empty for a single profile).
     """
-    notes: list[str] = []
+    notes: list[str] = [_sentence(prefix, note) for note in table.notes]
     if method == "naive":
         return notes
     sd = table.signals.std(axis=0) if table.signals.shape[1] else np.zeros(0)
@@ -313,6 +328,7 @@ def profile(
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
+    missing: MissingRule = "impute",
     inclusion: str | None = None,
     rng: int | np.random.Generator | None = None,
     gold: pd.DataFrame | str | os.PathLike[str] | None = None,
@@ -324,12 +340,13 @@ def profile(
     Parameters
     ----------
     table : DataFrame or path
-        One row per pool item (CSV, Parquet or JSON Lines paths are read). Rows with a missing
+        One row per pool item (CSV, Parquet, JSON or JSON Lines paths are read). Rows with a missing
         label are the unlabeled pool items.
     z : str or list of str
         Profile column(s); several columns make a continuous profile in R^q.
     signals : str or list of str, optional
-        Cheap-signal columns, observed on every item. Not needed by ``method='naive'``.
+        Cheap-signal columns (missing values: see ``missing``). Not needed by
+        ``method='naive'``.
     label : str
         Gold label column (values in [0, 1], missing where unlabeled).
     kind : {'continuous', 'ordinal', 'categorical'}, optional
@@ -381,7 +398,13 @@ def profile(
         items were labeled). ``'population'``: theta(z) = E[Y | Z = z], adding the pool's own
         sampling variance.
     id : str, optional
-        Item id column (checked for duplicates).
+        Item id column (checked for duplicates). The items are put in id order (without ids, in
+        a lexicographic order of Z, signals and label) before anything is fitted, so the result
+        does not depend on the order of the rows.
+    missing : {'impute', 'error'}, default 'impute'
+        Missing signal values. ``'impute'``: a signal column with missing values gets its pool
+        mean there plus a missingness-indicator signal (1 where missing), said in the notes; no
+        label is used, so the centered control variates stay unbiased. ``'error'``: raise.
     inclusion : str, optional
         Column of known inclusion probabilities in (0, 1], read on labeled rows: labeled item i
         gets design weight 1 / pi_i (Hajek local means, design variances; see
@@ -459,13 +482,24 @@ def profile(
     if inclusion is not None:
         check_design_weights(method, inclusion=inclusion, smooth=options.smooth, func=FUNC)
         table = read_table(table) if isinstance(table, str | os.PathLike) else table
-    items = make_table(table, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
+    items = make_table(
+        table,
+        z=z,
+        signals=signals,
+        label=label,
+        kind=kind,
+        id=id,
+        missing=missing,
+        canonical=True,
+        func=FUNC,
+    )
     ctx = build_context(items, grid=grid, bandwidth=bandwidth, primary=primary)
     check_method_needs(ctx, method, options)
 
     labeled = LabeledSet.from_table(items)
     if inclusion is not None:
-        pi = read_inclusion(table, inclusion, labeled.index, func=FUNC)  # type: ignore[arg-type]
+        rows = items.input_rows(labeled.index)
+        pi = read_inclusion(table, inclusion, rows, func=FUNC)  # type: ignore[arg-type]
         labeled = LabeledSet(index=labeled.index, y=labeled.y, pi=pi)
     notes = pool_notes(items, labeled, method, prefix="", stacklevel=3)
     balance, balance_params = balance_notes(items, items.labeled, inclusion=inclusion)

@@ -15,6 +15,7 @@ from ._typing import FloatArray, KernelMatrix, Kind, ObjectArray, Target
 from ._validation import check_choice, check_level, check_rng
 from .api import check_method_needs, make_options, pool_notes
 from .data.panel import LabelSpec, ModelPanel, SignalSpec, make_panel
+from .data.table import MissingRule
 from .locality.weights import Locality, make_locality
 from .methods.base import LabeledSet, MethodOptions, PoolContext
 from .methods.registry import METHODS
@@ -285,6 +286,7 @@ def profile_models(
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
+    missing: MissingRule = "impute",
     rng: int | np.random.Generator | None = None,
 ) -> ModelProfiles:
     """Profile every model of a long or wide table on one grid.
@@ -313,6 +315,10 @@ def profile_models(
         Primary judge signal: a column name, or a mapping model -> column.
     id : str, optional
         Item id column (matches the items of a long table across models).
+    missing : {'impute', 'error'}, default 'impute'
+        Missing signal values, per model: imputed with the model's pool mean plus a
+        missingness-indicator signal (said in that model's notes), or rejected (see
+        :func:`slicewise.profile`).
     rng : int or numpy Generator, optional
         Normalised once and split with ``spawn``: one independent stream per model. None uses a
         fixed seed, as :func:`slicewise.profile` does, so a repeated call gives the same result.
@@ -367,6 +373,7 @@ def profile_models(
         id=id,
         kind=kind,
         models=models,
+        missing=missing,
         func=FUNC,
     )
     locality = make_locality(panel.items, grid=grid, bandwidth=bandwidth)

@@ -60,12 +60,19 @@ def test_non_numeric_signal_names_column_and_count() -> None:
         run(data)
 
 
-@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_non_finite_signal(bad: float) -> None:
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_infinite_signal(bad: float) -> None:
     data = frame()
     data.loc[[4], "conf"] = bad
-    with pytest.raises(ValueError, match=r"Signal column 'conf' has 1 missing or non-finite"):
+    with pytest.raises(ValueError, match=r"Signal column 'conf' has 1 infinite values"):
         run(data)
+
+
+def test_missing_signal_with_missing_error() -> None:
+    data = frame()
+    data.loc[[4], "conf"] = np.nan
+    with pytest.raises(ValueError, match=r"Signal column 'conf' has 1 missing values \(of 200"):
+        run(data, missing="error")
 
 
 def test_label_outside_unit_interval() -> None:

@@ -87,6 +87,7 @@ OPTION_USE: dict[str, tuple[str, object, tuple[str, ...]]] = {
     "strata": ("--strata", 5, ("single", "models", "pair")),
     "seed": ("--seed", None, ("single", "models", "pair", "rank")),
     "bounded": ("--bounded", False, ("single",)),
+    "missing": ("--missing", "impute", ("single", "models")),
     "models": ("--models", None, ("models", "rank", "deploy")),
     "paired_signals": ("--paired-signals", None, ("pair", "rank")),
     "correction": ("--correction", None, ("rank",)),
@@ -243,6 +244,7 @@ def _run_models(args: argparse.Namespace, label: Any) -> int:
         primary=args.primary,
         C=args.C,
         strata=args.strata,
+        missing=args.missing,
         rng=_seed(args),
         **_common(args),
     )

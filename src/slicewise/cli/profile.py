@@ -21,7 +21,9 @@ from .models import PROFILE_RUNS, _add_model_args, _profile_mode
 def _add_profile_args(parser: argparse.ArgumentParser) -> None:
     from ..methods.registry import METHODS
 
-    parser.add_argument("items", help="item table: CSV, Parquet or JSON Lines")
+    parser.add_argument(
+        "items", help="item table: CSV, Parquet, JSON (array of records) or JSON Lines"
+    )
     parser.add_argument(
         "--z", required=True, type=_columns, help="profile column(s), comma-separated"
     )
@@ -86,6 +88,13 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--target", choices=["pool", "population"], default="pool")
     parser.add_argument("--id", dest="id_col", default=None, help="item id column")
+    parser.add_argument(
+        "--missing",
+        choices=["impute", "error"],
+        default="impute",
+        help="missing signal values: impute the pool mean and add a missingness-indicator "
+        "signal, said in the notes (default), or stop with an error",
+    )
     parser.add_argument(
         "--seed", type=int, default=None, help="seed for cross-fitting methods (default 0)"
     )
@@ -157,6 +166,7 @@ def _run_profile(args: argparse.Namespace) -> int:
         level=args.level,
         target=args.target,
         id=args.id_col,
+        missing=args.missing,
         rng=args.seed,
         gold=args.gold,
         on=args.on,
@@ -193,6 +203,7 @@ def _run_select(args: argparse.Namespace) -> int:
         C=args.C,
         strata=args.strata,
         id=args.id_col,
+        missing=args.missing,
     )
     curve = chosen.mean_score
     print(f"within-L {chosen.scores.shape[1]}-fold CV of {chosen.method}'s {chosen.parameter}:")

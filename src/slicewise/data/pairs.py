@@ -131,6 +131,17 @@ def paired_features(
     return np.asarray(features, dtype=np.float64), tuple(names), tuple(shared)
 
 
+def _pair_table_notes(panel: ModelPanel, a: str, b: str) -> tuple[str, ...]:
+    """The two models' table notes (imputed signals), each naming its model; shared ones once."""
+    notes_a = panel.table(a).notes
+    notes_b = panel.table(b).notes
+    shared = [n for n in notes_a if n in notes_b]
+    own = [
+        f"model {m!r}: {n}" for m, ns in ((a, notes_a), (b, notes_b)) for n in ns if n not in shared
+    ]
+    return (*shared, *own)
+
+
 def pair_data(
     panel: ModelPanel,
     a: str,
@@ -193,6 +204,7 @@ def pair_data(
         label=d,
         label_name=f"({a} - {b} + 1) / 2",
         ids=None if items_table.ids is None else items_table.ids[pool],
+        notes=_pair_table_notes(panel, a, b),
     )
     in_pool = np.zeros(panel.items.n_pool, dtype=bool)
     in_pool[pool] = True

@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from .._typing import IntArray, Kind
-from .._validation import format_examples
+from .._validation import check_choice, format_examples
 from .files import read_table
-from .table import ItemTable, make_table
+from .table import MISSING_RULES, ItemTable, MissingRule, make_table
 
 Layout = Literal["long", "wide"]
 LabelSpec = str | Sequence[str] | Mapping[str, str]
@@ -145,11 +145,19 @@ def _model_table(
     signals: list[str],
     label: str,
     id: str | None,
+    missing: MissingRule,
     func: str,
 ) -> ItemTable:
     try:
         table = make_table(
-            frame, z=z_cols, signals=signals, label=label, kind=items.kind, id=id, func=func
+            frame,
+            z=z_cols,
+            signals=signals,
+            label=label,
+            kind=items.kind,
+            id=id,
+            missing=missing,
+            func=func,
         )
     except ValueError as err:
         raise ValueError(f"Model {name!r}: {err}") from err
@@ -163,6 +171,7 @@ def _model_table(
         label=table.label,
         label_name=table.label_name,
         ids=table.ids,
+        notes=table.notes,
     )
 
 
@@ -176,6 +185,7 @@ def make_panel(
     id: str | None = None,
     kind: Kind | None = None,
     models: Sequence[str] | None = None,
+    missing: MissingRule = "impute",
     func: str = "profile_models",
     models_name: str = "models",
 ) -> ModelPanel:
@@ -200,6 +210,10 @@ def make_panel(
         Locality rule, inferred from the item-level Z when omitted.
     models : list of str, optional
         The models to keep, in this order (default: all, in order of appearance).
+    missing : {'impute', 'error'}, default 'impute'
+        Missing signal values, as in :func:`slicewise.make_table`, for each model's own rows:
+        imputed with that model's pool mean plus a missingness indicator (noted in the model
+        table's notes), or rejected.
     func : str
         Calling public function, for error messages.
     models_name : str
@@ -220,17 +234,18 @@ def make_panel(
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(
             f"The 'table' parameter of {func} must be a pandas DataFrame or a path to a CSV, "
-            f"Parquet or JSON Lines file. Got {type(data).__name__} instead."
+            f"Parquet, JSON or JSON Lines file. Got {type(data).__name__} instead."
         )
     if len(frame) == 0:
         raise ValueError(f"The table passed to {func} has no rows.")
+    missing = check_choice(missing, MISSING_RULES, name="missing", func=func)
     z_cols = _column_list(z, name="z", func=func)
-    missing = [
+    absent = [
         c for c in [*z_cols, *([id] if id else []), *([model] if model else [])] if c not in frame
     ]
-    if missing:
+    if absent:
         raise ValueError(
-            f"{func} names column(s) {format_examples(missing, 8)} that are not in the table. Available "
+            f"{func} names column(s) {format_examples(absent, 8)} that are not in the table. Available "
             f"columns: {format_examples(list(frame.columns), 30)}."
         )
     if model is not None:
@@ -241,7 +256,7 @@ def make_panel(
                 "for a wide table (model=None)."
             )
         return _long_panel(
-            frame, z_cols, label, signals, model, id, kind, models, func, models_name
+            frame, z_cols, label, signals, model, id, kind, models, missing, func, models_name
         )
     if isinstance(label, str):
         raise ValueError(
@@ -249,7 +264,7 @@ def make_panel(
             "given: pass model='<column>' for a long table (one row per model-item), or a list / "
             "mapping model -> label column for a wide table."
         )
-    return _wide_panel(frame, z_cols, label, signals, id, kind, models, func, models_name)
+    return _wide_panel(frame, z_cols, label, signals, id, kind, models, missing, func, models_name)
 
 
 def _wide_panel(
@@ -260,6 +275,7 @@ def _wide_panel(
     id: str | None,
     kind: Kind | None,
     models: Sequence[str] | None,
+    missing: MissingRule,
     func: str,
     models_name: str,
 ) -> ModelPanel:
@@ -290,6 +306,7 @@ def _wide_panel(
             signals=signal_of[m],
             label=label_of[m],
             id=id,
+            missing=missing,
             func=func,
         )
         for m in names
@@ -312,6 +329,7 @@ def _long_panel(
     id: str | None,
     kind: Kind | None,
     models: Sequence[str] | None,
+    missing: MissingRule,
     func: str,
     models_name: str,
 ) -> ModelPanel:
@@ -386,6 +404,7 @@ def _long_panel(
             signals=signal_of[m],
             label=label,
             id=id,
+            missing=missing,
             func=func,
         )
         for m in names

@@ -1,7 +1,8 @@
 """The item table: one row per pool item, validated once at the public boundary.
 
 A table holds the profile covariate Z (continuous in R^q, ordinal, or categorical), the cheap
-signals S (K >= 0 numeric columns observed on every item) and the gold label Y in [0, 1], missing on
+signals S (K >= 0 numeric columns; missing values are imputed with the column's pool mean and
+flagged by a missingness-indicator signal, or rejected) and the gold label Y in [0, 1], missing on
 unlabeled items; the labeled set L is where Y is present. After :func:`make_table` every array is
 clean, so estimators never re-check their input.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -22,6 +24,13 @@ from .files import read_table
 #: Integer-valued numeric profiles with at most this many distinct values are read as ordinal
 #: when ``kind`` is not given.
 ORDINAL_MAX_LEVELS = 20
+
+MissingRule: TypeAlias = Literal["impute", "error"]
+#: What :func:`make_table` does with missing signal values (see its ``missing`` parameter).
+MISSING_RULES: tuple[MissingRule, ...] = ("impute", "error")
+
+#: Suffix of the missingness-indicator signal added for a signal column with missing values.
+INDICATOR_SUFFIX = "_missing"
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,12 +47,18 @@ class ItemTable:
     levels : ndarray of object or None
         Display labels of the categorical or ordered-categorical levels, indexed by code.
     signals : ndarray of shape (M, K)
-        Raw cheap signals (finite).
+        Raw cheap signals (finite). With ``missing='impute'``, a column with missing values holds
+        its pool mean there and is followed (after all given columns) by its indicator column.
     signal_names : tuple of str
     label : ndarray of shape (M,)
         Gold labels in [0, 1]; NaN marks an unlabeled item.
     label_name : str
     ids : ndarray of object or None
+    notes : tuple of str
+        What validation did to the input that a user should know (imputed signal values).
+    rows : ndarray of int or None
+        Row of the input frame that each item came from, when the table was put in canonical
+        order (``make_table(canonical=True)``); None when the items are in input order.
     """
 
     z: FloatArray
@@ -55,10 +70,16 @@ class ItemTable:
     label: FloatArray
     label_name: str
     ids: ObjectArray | None = None
+    notes: tuple[str, ...] = ()
+    rows: IntArray | None = None
 
     def __post_init__(self) -> None:
         for array in (self.z, self.signals, self.label):
             array.setflags(write=False)
+
+    def input_rows(self, index: IntArray) -> IntArray:
+        """Rows of the input frame of the table items at positions ``index``."""
+        return index if self.rows is None else self.rows[index]
 
     @property
     def n_pool(self) -> int:
@@ -178,6 +199,96 @@ def _profile_columns(
     return z, kind, None
 
 
+def _indicator_name(col: str, taken: Sequence[str]) -> str:
+    name = f"{col}{INDICATOR_SUFFIX}"
+    while name in taken:
+        name += "_"
+    return name
+
+
+def _raw_signals(frame: pd.DataFrame, s_cols: list[str], missing: MissingRule) -> FloatArray:
+    """Numeric signal matrix with NaN where a value is missing; raises on what ``missing`` forbids."""
+    n_items = len(frame)
+    raw = np.empty((n_items, len(s_cols)), dtype=np.float64)
+    for j, col in enumerate(s_cols):
+        column = _numeric(frame[col], role="Signal")
+        infinite = np.isinf(column)
+        if infinite.any():
+            raise ValueError(
+                f"Signal column '{col}' has {int(infinite.sum())} infinite values; cheap signals "
+                "must be finite numbers (missing values are allowed, infinite ones are not)."
+            )
+        n_absent = int(np.isnan(column).sum())
+        if n_absent and missing == "error":
+            raise ValueError(
+                f"Signal column '{col}' has {n_absent} missing values (of {n_items} items); with "
+                "missing='error' cheap signals must be observed on every item. Use "
+                "missing='impute' (the default) to impute them with the pool mean and add a "
+                "missingness indicator."
+            )
+        if n_absent == n_items:
+            raise ValueError(
+                f"Signal column '{col}' has no observed value (all {n_items} are missing); it "
+                "carries no information, so drop it from `signals`."
+            )
+        raw[:, j] = column
+    return raw
+
+
+def _impute(
+    raw: FloatArray, s_cols: list[str]
+) -> tuple[FloatArray, tuple[str, ...], tuple[str, ...]]:
+    """Pool-mean imputation plus one missingness indicator per signal column with gaps.
+
+    Returns the (M, K + K_missing) matrix (given columns first, then the indicators), its column
+    names and one note per imputed column. No label is used, so the features are fixed given the
+    pool and a centered control variate built on them stays unbiased.
+    """
+    n_items = raw.shape[0]
+    values = raw.copy()
+    indicators: list[FloatArray] = []
+    names = list(s_cols)
+    notes: list[str] = []
+    for j, col in enumerate(s_cols):
+        absent = np.isnan(raw[:, j])
+        n_absent = int(absent.sum())
+        if not n_absent:
+            continue
+        mean = float(raw[~absent, j].mean())
+        values[absent, j] = mean
+        flag = _indicator_name(col, names)
+        names.append(flag)
+        indicators.append(absent.astype(np.float64))
+        notes.append(
+            f"Signal column '{col}' has {n_absent} missing values (of {n_items} items): they "
+            f"were imputed with the column's pool mean ({mean:.4g}), and a missingness indicator "
+            f"'{flag}' (1 where missing) was added as an extra signal; no label is used, so the "
+            "centered control variates stay unbiased."
+        )
+    if indicators:
+        values = np.column_stack([values, *indicators])
+    return values, tuple(names), tuple(notes)
+
+
+def canonical_order(
+    z: FloatArray, signals: FloatArray, label: FloatArray, ids: ObjectArray | None
+) -> IntArray:
+    """A row order that depends on the items, not on the order they were given in.
+
+    By id when there are ids (unique, so a total order); otherwise lexicographic over the
+    profile values, the raw signals and the label (missing values last). Rows that tie agree on
+    every used column, so their relative order cannot change a result.
+    """
+    if ids is not None:
+        try:
+            codes = pd.factorize(pd.Series(ids, dtype=object), sort=True)[0]
+        except TypeError:  # ids of several types that do not compare: order by their text
+            codes = pd.factorize(pd.Series([f"{type(v).__name__}:{v}" for v in ids]), sort=True)[0]
+        return np.argsort(codes, kind="stable").astype(np.intp)
+    keys = [label, *signals.T[::-1], *z.T[::-1]]  # np.lexsort: last key is the primary one
+    return np.lexsort(keys).astype(np.intp)
+
+
 def make_table(
     data: pd.DataFrame | str | os.PathLike[str],
     *,
@@ -186,6 +297,8 @@ def make_table(
     label: str,
     kind: Kind | None = None,
     id: str | None = None,
+    missing: MissingRule = "impute",
+    canonical: bool = False,
     func: str = "profile",
 ) -> ItemTable:
     """Validate an item table once, at the boundary.
@@ -193,11 +306,11 @@ def make_table(
     Parameters
     ----------
     data : DataFrame or path
-        One row per pool item; a path to a CSV, Parquet or JSON Lines file is read first.
+        One row per pool item; a path to a CSV, Parquet, JSON (array of records) or JSON Lines file is read first.
     z : str or list of str
         Profile column(s). Several columns make a continuous profile in R^q.
     signals : str, list of str or None
-        Cheap-signal columns: numeric and finite on every row (booleans become 0/1).
+        Cheap-signal columns: numeric and finite where observed (booleans become 0/1).
     label : str
         Gold label column: values in [0, 1]; missing values mark unlabeled items.
     kind : {'continuous', 'ordinal', 'categorical'}, optional
@@ -206,6 +319,16 @@ def make_table(
         are ordinal, other numeric columns are continuous.
     id : str, optional
         Item id column; ids must be unique.
+    missing : {'impute', 'error'}, default 'impute'
+        Missing signal values. ``'impute'``: each signal column with missing values gets its
+        pool mean (over the items where it is observed) there, and a missingness indicator
+        ``'<column>_missing'`` (1 where missing) is added as an extra signal; the table's
+        :attr:`~ItemTable.notes` say which columns and how many values. The imputation uses no
+        label, so every centered control variate stays unbiased. ``'error'``: raise instead.
+    canonical : bool, default False
+        Put the items in :func:`canonical_order` (by ``id`` when given, else lexicographically by
+        Z, signals and label), so that cross-fitting folds, and every result, do not depend on
+        the order of the rows. Off for callers that align the table with the frame's rows.
     func : str
         Name of the calling public function, used in error messages.
 
@@ -216,16 +339,18 @@ def make_table(
     Raises
     ------
     ValueError
-        On a missing column, a missing or non-finite Z, a non-numeric or non-finite signal, a label
-        outside [0, 1], no labeled rows, or duplicate ids; each message names the column, the rule
-        and the offending count.
+        On a missing column, a missing or non-finite Z, a non-numeric or infinite signal, a
+        missing signal value with ``missing='error'``, a signal never observed, a label outside
+        [0, 1], no labeled rows, or duplicate ids; each message names the column, the rule and the
+        offending count.
     """
     frame = read_table(data) if isinstance(data, str | os.PathLike) else data
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(
             f"The 'table' parameter of {func} must be a pandas DataFrame or a path to a CSV, "
-            f"Parquet or JSON Lines file. Got {type(data).__name__} instead."
+            f"Parquet, JSON or JSON Lines file. Got {type(data).__name__} instead."
         )
+    missing = check_choice(missing, MISSING_RULES, name="missing", func=func)
     z_cols = column_list(z, name="z", func=func)
     if not z_cols:
         raise ValueError(f"The 'z' parameter of {func} must name at least one column.")
@@ -253,16 +378,7 @@ def make_table(
 
     z_values, kind_checked, levels = _profile_columns(frame, z_cols, kind, func)
 
-    signal_values = np.empty((len(frame), len(s_cols)), dtype=np.float64)
-    for j, col in enumerate(s_cols):
-        column = _numeric(frame[col], role="Signal")
-        bad = ~np.isfinite(column)
-        if bad.any():
-            raise ValueError(
-                f"Signal column '{col}' has {int(bad.sum())} missing or non-finite values; cheap "
-                "signals must be observed (finite) on every item."
-            )
-        signal_values[:, j] = column
+    raw_signals = _raw_signals(frame, s_cols, missing)
 
     label_values = _numeric(frame[label], role="Label")
     present = ~np.isnan(label_values)
@@ -296,14 +412,28 @@ def make_table(
             )
         ids = np.asarray(id_series, dtype=object)
 
+    if canonical:
+        order = canonical_order(z_values, raw_signals, label_values, ids)
+        z_values, raw_signals, label_values = (
+            z_values[order],
+            raw_signals[order],
+            label_values[order],
+        )
+        ids = None if ids is None else ids[order]
+        rows: IntArray | None = order
+    else:
+        rows = None
+    signal_values, signal_names, notes = _impute(raw_signals, s_cols)
     return ItemTable(
         z=z_values,
         kind=kind_checked,
         z_names=tuple(z_cols),
         levels=levels,
         signals=signal_values,
-        signal_names=tuple(s_cols),
+        signal_names=signal_names,
         label=label_values,
         label_name=label,
         ids=ids,
+        notes=notes,
+        rows=rows,
     )

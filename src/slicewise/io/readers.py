@@ -176,8 +176,8 @@ def import_logs(
         Log files or directories.
     out : str or os.PathLike
         Output file; the format follows its suffix: ``.parquet``/``.pq`` (Parquet),
-        ``.csv``, or ``.jsonl``/``.ndjson``/``.json`` (JSON Lines). Parent directories are
-        created; an existing file is replaced.
+        ``.csv``, ``.jsonl``/``.ndjson`` (JSON Lines) or ``.json`` (one JSON array of
+        records). Parent directories are created; an existing file is replaced.
     scorer, metric, filter, stats, perturbations
         As in :func:`read_logs`; each applies to one ``kind`` only.
 

@@ -25,7 +25,7 @@ from .._typing import TARGETS, FloatArray, IntArray, Kind, Target
 from .._validation import check_choice, check_level, check_positive_int
 from ..api import build_context, check_method_needs, fit_with_warnings, make_options, wrap_result
 from ..data.folds import balanced_folds
-from ..data.table import make_table
+from ..data.table import MissingRule, make_table
 from ..methods.base import LabeledSet, MethodOptions, PoolContext
 from ..methods.registry import METHODS
 from ..moments.sums import column_sums, take_rows, weighted_sums
@@ -182,12 +182,13 @@ def select(
     ppci_multiplier: float = 1.0,
     ppi_bandwidth_scale: float = 1.0,
     id: str | None = None,
+    missing: MissingRule = "impute",
 ) -> SelectionResult:
     """Choose a method's tuning parameter by within-L K-fold cross-validation, then refit.
 
     Parameters
     ----------
-    table, z, signals, label, kind, grid, bandwidth, primary, level, target, id
+    table, z, signals, label, kind, grid, bandwidth, primary, level, target, id, missing
         As in :func:`slicewise.profile`.
     method : str
         A method with a tuning parameter (see ``sw.methods()["tunable"]``).
@@ -281,7 +282,17 @@ def select(
         rng=rng,
         func=FUNC,
     )
-    items = make_table(table, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
+    items = make_table(
+        table,
+        z=z,
+        signals=signals,
+        label=label,
+        kind=kind,
+        id=id,
+        missing=missing,
+        canonical=True,
+        func=FUNC,
+    )
     if primary is not None and primary not in items.signal_names:
         raise ValueError(
             f"The 'primary' parameter of {FUNC} must name one of the signals "
@@ -325,7 +336,7 @@ def select(
         target=target,
         level=level,
         params={"bandwidth": ctx.locality.bandwidth.tolist(), "kind": ctx.locality.kind},
-        notes=notes,
+        notes=[*items.notes, *notes],
     )
     chosen_value: float | int = getattr(chosen_options, parameter)
     return SelectionResult(

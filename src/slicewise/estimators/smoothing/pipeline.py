@@ -129,6 +129,29 @@ def _full_rank_columns(x: FloatArray) -> FloatArray:
     return out
 
 
+def _check_observed(
+    method: str, sample: DomainSample, direct: DirectFit, psi: FloatArray, n_observed: int
+) -> None:
+    """Raise a clear error when too few domains have a direct estimate with a sampling variance.
+
+    The smoothing model needs each domain's direct estimate and its sampling variance psi_d > 0;
+    with one label per domain no domain has a variance of its own, and none can be pooled.
+    """
+    if n_observed >= 2:
+        return
+    labeled = int(np.sum(sample.n_labeled >= 1))
+    multi = int(np.sum(sample.n_labeled >= 2))
+    finite = int(np.sum(np.isfinite(direct.estimate)))
+    raise ValueError(
+        f"Method {method!r} smooths the domains' direct estimates by their sampling variances, "
+        f"which needs at least 2 domains with a positive sampling variance; got {n_observed}. "
+        f"{labeled} of {sample.n_domains} domains have labels ({finite} with a direct estimate), "
+        f"but only {multi} have 2 or more labels, and a variance is estimated (or pooled across "
+        "domains) only from domains with at least 2 labels. Label at least 2 units in more "
+        "domains, or use a direct method ('ht', 'hajek', 'greg')."
+    )
+
+
 def design_matrix(problem: DomainProblem, sample: DomainSample, direct: DirectFit) -> FloatArray:
     """Intercept plus the domain covariates (D x p)."""
     n_dom = sample.n_domains
@@ -188,6 +211,7 @@ def fit_domains(problem: DomainProblem, sample: DomainSample, method: str) -> Do
     codes: Sequence[IntArray] = problem.taxonomy if use_taxonomy else ()
     names = problem.taxonomy_names if use_taxonomy else ()
     idx = np.flatnonzero(observed)
+    _check_observed(method, sample, direct, psi, idx.size)
     if codes:
         z, col = indicator_levels([c[idx] for c in codes], list(names))
     else:
