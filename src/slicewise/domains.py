@@ -566,7 +566,8 @@ def validate(
     folds : int, default 5
         K, the number of folds (>= 2).
     rng : int or numpy Generator, optional
-        Randomness of the fold assignment and the sample splits.
+        Randomness of the fold assignment and the sample splits. None uses a fixed seed, as
+        :func:`slicewise.profile` does, so the same call always returns the same choice.
 
     Returns
     -------
@@ -581,7 +582,7 @@ def validate(
     func = "validate"
     level = check_level(level, func=func)
     k = check_positive_int(folds, name="folds", func=func, minimum=2)
-    generator = check_rng(rng, func=func)
+    generator = check_rng(rng, func=func, reproducible=True)
     prepared = prepare(
         table,
         domain=domain,

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..exceptions import SlicewiseWarning
+from ._out import check_out
 from .domains import (
     add_domains_args,
     add_sample_args,
@@ -90,8 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SlicewiseWarning)
         try:
+            check_out(args)
             status = run(args)
-        except (ValueError, TypeError, FileNotFoundError, ImportError) as err:
+        except (ValueError, TypeError, OSError, ImportError) as err:
             print(f"slicewise: error: {err}", file=sys.stderr)
             return 2
     for warning in caught:
