@@ -15,7 +15,9 @@ HEAVY = ("sklearn", "matplotlib", "scipy.stats", "scipy.optimize", "statsmodels"
 
 
 def loaded_after(code: str) -> list[str]:
-    probe = f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    probe = (
+        f"{code}\nimport json, sys\nprint(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout
