@@ -394,8 +394,14 @@ class MomentsPass:
         """The batch's Z as the item table holds it (codes into the levels for a categorical Z)."""
         if self.levels is None:
             return np.column_stack([column_values(batch, c) for c in self.z])
-        column = batch.column(batch.schema.get_field_index(self.z[0])).to_pandas()
-        codes = pd.Categorical(column, categories=list(self.levels)).codes
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        column = batch.column(batch.schema.get_field_index(self.z[0]))
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        levels = pa.array(list(self.levels), type=column.type)
+        codes = pc.index_in(column, value_set=levels).to_numpy(zero_copy_only=False)
         return np.asarray(codes, dtype=np.float64).reshape(-1, 1)
 
     def partial(self, batch: Any) -> dict[float, ScaleSums]:
@@ -416,6 +422,8 @@ class MomentsPass:
                     first=weighted_sums(ones, x),
                     second=weighted_products(ones, x),
                 )
+            elif self.locality.kind == "categorical":
+                sums = _category_sums(self.locality, z[:, 0].astype(np.intp), x)
             else:
                 kernel = kernel_at(self.locality, z, scale)
                 sums = ScaleSums(
@@ -429,3 +437,23 @@ class MomentsPass:
 
     def merge(self, a: dict[float, ScaleSums], b: dict[float, ScaleSums]) -> dict[float, ScaleSums]:
         return {scale: a[scale] + b[scale] for scale in a}
+
+
+def _category_sums(locality: Locality, codes: Any, x: FloatArray) -> ScaleSums:
+    """The sums of the indicator kernel 1(Z_i = g) by counting, without a sparse matrix."""
+    size = locality.size
+    grid = locality.grid[:, 0].astype(np.intp)
+    position = np.full(int(max(codes.max(initial=0), grid.max(initial=0))) + 1, -1)
+    position[grid] = np.arange(size)
+    col = position[codes]
+    keep = col >= 0
+    col, xk = col[keep], x[keep]
+    rows, cols = np.triu_indices(x.shape[1])
+    mass = np.bincount(col, minlength=size).astype(np.float64)
+    first = np.zeros((size, x.shape[1]))
+    second = np.zeros((size, rows.size))
+    for j in range(x.shape[1]):
+        first[:, j] = np.bincount(col, weights=xk[:, j], minlength=size)
+    for t, (a, b) in enumerate(zip(rows, cols, strict=True)):
+        second[:, t] = np.bincount(col, weights=xk[:, a] * xk[:, b], minlength=size)
+    return ScaleSums(mass=mass, sq_mass=mass.copy(), first=first, second=second)
