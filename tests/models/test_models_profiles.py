@@ -164,18 +164,11 @@ def test_tidy_frame_ci_and_result_access() -> None:
         method="lace",
     )
     frame = res.to_frame()
-    assert frame.shape == (3 * 4, 15)
-    assert list(frame.columns[:8]) == [
-        "model",
-        "z",
-        "estimate",
-        "se",
-        "lower",
-        "upper",
-        "naive_estimate",
-        "naive_se",
-    ]
-    assert {"n_labeled_eff", "r2", "gain"} <= set(frame.columns)
+    assert frame.shape[0] == 3 * 4
+    leading = ["model", "z", "estimate", "se", "df", "lower", "upper", "naive_estimate"]
+    assert [c for c in frame.columns if c in leading] == leading
+    assert {"naive_se", "n_labeled_eff", "r2", "gain", "realized_gain"} <= set(frame.columns)
+    np.testing.assert_allclose(frame["df"].to_numpy(), res.df.ravel())
     assert frame["model"].tolist() == ["y0"] * 4 + ["y1"] * 4 + ["y2"] * 4
     assert res.estimate.shape == res.se.shape == (3, 4)
     low, high = res.ci()
