@@ -108,6 +108,9 @@ class ProfileResult:
         Human-readable remarks (choices made automatically and why, warnings).
     df : ndarray of shape (G,), optional
         Degrees of freedom of each point's interval (Student t); NaN means a normal interval.
+    bias_bound : ndarray of shape (G,), optional
+        Bound on the bias of a smoothed estimate, added to the half-width of every interval
+        (0 where the estimate is direct; :mod:`slicewise.estimators.smoothing.guard`).
     """
 
     z: ObjectArray
@@ -132,6 +135,7 @@ class ProfileResult:
     params: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     df: FloatArray | None = None
+    bias_bound: FloatArray | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -150,6 +154,8 @@ class ProfileResult:
         object.__setattr__(self, "borrowed", _frozen(self.borrowed, dtype=bool))
         df = np.full(self.estimate.shape, np.nan) if self.df is None else self.df
         object.__setattr__(self, "df", _frozen(df))
+        bound = np.zeros(self.estimate.shape) if self.bias_bound is None else self.bias_bound
+        object.__setattr__(self, "bias_bound", _frozen(bound))
         object.__setattr__(self, "z", _frozen(self.z, dtype=object))
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
         check_level(self.level, func="ProfileResult")
@@ -187,11 +193,17 @@ class ProfileResult:
             covering means near 0 or 1 (:mod:`slicewise.inference.bounded`). Not clipping: the
             interval is that of a proportion with the reported precision. Only for a mean of
             labels in [0, 1]; a gap (:func:`slicewise.gap`, in [-1, 1]) raises ValueError.
+
+        Where an estimate is smoothed, both kinds are widened by its :attr:`bias_bound` on each
+        side, so that they contain the slice's direct interval (the bounded one then stops at 0
+        and 1, which the mean cannot pass).
         """
         func = "ProfileResult.ci"
         lvl = self.level if level is None else check_level(level, func=func)
+        bound = np.zeros(self.size) if self.bias_bound is None else self.bias_bound
         if not check_bounded(bounded, func=func):
-            return normal_interval(self.estimate, self.se, lvl, self.df)
+            plain = normal_interval(self.estimate, self.se, lvl, self.df)
+            return ConfidenceInterval(low=plain.low - bound, high=plain.high + bound)
         if self.params.get("estimand") == "gap":
             raise ValueError(
                 f"The 'bounded' parameter of {func} keeps intervals inside [0, 1] for a mean of "
@@ -202,7 +214,9 @@ class ProfileResult:
 
         n_star = effective_size(self.naive_estimate, self.se, self.n_labeled_eff)
         low, high = wilson_interval(self.estimate, n_star, critical_value(lvl, self.df))
-        return ConfidenceInterval(low=low, high=high)
+        return ConfidenceInterval(
+            low=np.maximum(low - bound, 0.0), high=np.minimum(high + bound, 1.0)
+        )
 
     def with_level(self, level: float) -> ProfileResult:
         """The same result reporting intervals at another level (a new object)."""
@@ -218,7 +232,7 @@ class ProfileResult:
         """Tidy table: one row per grid point.
 
         Columns: z (or one column per profile dimension), estimate, se, df (of the interval's
-        Student t; inf where it is normal), lower, upper (of :meth:`ci` with ``bounded``),
+        Student t; inf where it is normal), bias_bound, lower, upper (of :meth:`ci` with ``bounded``),
         naive_estimate, naive_se, n_labeled_eff, n_pool_eff, labeled_mass, r2, gain (predicted),
         realized_gain (naive_se^2 / se^2), n_equivalent, borrowed.
         """
@@ -227,6 +241,7 @@ class ProfileResult:
         frame["estimate"] = self.estimate
         frame["se"] = self.se
         frame["df"] = df_column(np.full(self.size, np.nan) if self.df is None else self.df)
+        frame["bias_bound"] = self.bias_bound
         frame["lower"] = interval.low
         frame["upper"] = interval.high
         frame["naive_estimate"] = self.naive_estimate

@@ -201,6 +201,9 @@ class MethodFit:
     notes : tuple of str
     df : ndarray of shape (G,), optional
         Degrees of freedom for Student-t intervals (None: normal intervals).
+    bias_bound : ndarray of shape (G,), optional
+        Bound on the bias of a smoothed estimate, added to the interval's half-width
+        (:mod:`slicewise.estimators.smoothing.guard`; None: 0 everywhere).
     """
 
     estimate: FloatArray
@@ -212,6 +215,7 @@ class MethodFit:
     params: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     df: FloatArray | None = None
+    bias_bound: FloatArray | None = None
 
 
 def linear_fit(

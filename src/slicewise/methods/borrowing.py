@@ -35,7 +35,9 @@ from ..estimators.learned import (
     cross_fit,
     learner_design,
 )
-from ..inference.cv_variance import cross_validated_contributions, dense_weights
+from ..estimators.smoothing.guard import PRECISE_LABELS
+from ..inference.cv_variance import CrossValidated, cross_validated, dense_weights
+from ..inference.variance import degenerate_floor
 from ..moments.sums import (
     LabeledMoments,
     PoolMoments,
@@ -44,14 +46,17 @@ from ..moments.sums import (
     take_rows,
 )
 from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
-from .smoothing import composite_fit, disjoint_domains, shrinkage_weights, smooth_fit
+from .smoothing import disjoint_domains, labeled_counts, shrinkage_weights, smooth_fit
 
 #: Shrinkage strengths kappa tried when none is given (0 = LACE, inf = one pooled coefficient).
 SHRINKAGE_GRID: tuple[float, ...] = (0.0, 4.0, 16.0, 64.0, np.inf)
 #: Nuisance bandwidths b / h tried for ordered profiles when none is given.
 NUISANCE_GRID: tuple[float, ...] = (1.0, 2.0)
-#: ``auto`` keeps naive unless a candidate's cross-validated variance is below this share of it.
+#: ``auto`` keeps naive unless a candidate's cross-validated variance is below this share of it...
 NAIVE_MARGIN = 0.98
+#: ... and below it by this many paired standard errors (a one-sided 5% test): a candidate must be
+#: reliably better than the gold-only mean, not better by the luck of the folds.
+NAIVE_Z = 1.645
 
 
 @dataclass(frozen=True, eq=False)
@@ -253,6 +258,7 @@ def choose_and_fit(
     include_naive: bool,
     method: str,
     point_weights: FloatArray | None = None,
+    cross_fitted: bool = False,
 ) -> MethodFit:
     """Score every candidate by cross-validated variance, refit the best on all of L.
 
@@ -269,6 +275,10 @@ def choose_and_fit(
         Weight of each grid point's variance in the criterion (default 1). When the estimate is
         smoothed afterwards, a domain's direct variance enters the final error with the square of
         its shrinkage weight, so ``auto`` passes gamma_g^2.
+    cross_fitted : bool, default False
+        Report the cross-fitted estimate with its out-of-fold variance
+        (:class:`~slicewise.inference.cv_variance.CrossValidated`; ``auto``) instead of the
+        coefficient refitted on all of L (``lace_shrunk``, ``lace_learned``).
     """
     rng = options.rng if options.rng is not None else np.random.default_rng(0)
     candidates = _family_candidates(ctx, families, options)
@@ -300,8 +310,8 @@ def choose_and_fit(
     empty = np.zeros((labeled.n, 0))
     g = ctx.grid_size
     naive = Candidate("none", 1.0, 0.0)
-    terms: dict[Candidate, FloatArray] = {
-        naive: cross_validated_contributions(
+    scored: dict[Candidate, CrossValidated] = {
+        naive: cross_validated(
             weights,
             fraction,
             labeled.y,
@@ -316,7 +326,7 @@ def choose_and_fit(
     }
     for cand in candidates:
         feats = feature_sets[cand.features]
-        terms[cand] = cross_validated_contributions(
+        scored[cand] = cross_validated(
             weights,
             fraction,
             labeled.y,
@@ -324,6 +334,7 @@ def choose_and_fit(
             fold,
             _first(caches[cand.features].rule(cand)),
         )
+    terms = {c: v.terms for c, v in scored.items()}
     best, ratios = _one_standard_error_choice(terms, point_weights, include_naive)
     table = {c.label: round(r, 4) for c, r in sorted(ratios.items(), key=lambda kv: kv[1])}
     params: dict[str, Any] = {"ridge": options.ridge, "cv_variance_ratio": table}
@@ -336,8 +347,9 @@ def choose_and_fit(
         reason = (
             "no grid point had enough labels, and unlabeled items, to compare candidates"
             if best is None or runner is None
-            else f"no candidate's cross-validated variance was below {NAIVE_MARGIN:g} x naive's "
-            f"(best: {runner.label} at {ratios[runner]:.3f})"
+            else "no candidate was reliably better than the gold-only mean (its cross-validated "
+            f"variance must be below {NAIVE_MARGIN:g} x naive's by {NAIVE_Z:g} paired standard "
+            f"errors; best: {runner.label} at {ratios[runner]:.3f})"
         )
         fit = fit_naive(ctx, labeled, options)
         return replace(
@@ -348,13 +360,16 @@ def choose_and_fit(
     feats = feature_sets[best.features]
     coef, omega = caches[best.features].rule(best)(np.arange(labeled.n))
     pool = feats.pool[best.nuisance_scale if not np.isinf(best.shrinkage) else np.inf]
-    lab = LabeledMoments.from_rows(
-        take_rows(pool.kernel, labeled.index),
-        take_rows(pool.kernel_b, labeled.index),
-        labeled.y,
-        feats.x_lab,
-    )
-    fit = linear_fit(pool, lab, coef)
+    if cross_fitted:
+        fit = _cross_fitted_fit(ctx, labeled, scored[best], weights, fraction, pool)
+    else:
+        lab = LabeledMoments.from_rows(
+            take_rows(pool.kernel, labeled.index),
+            take_rows(pool.kernel_b, labeled.index),
+            labeled.y,
+            feats.x_lab,
+        )
+        fit = linear_fit(pool, lab, coef)
     borrowed = omega < 0.5
     lowest = min(ratios, key=ratios.__getitem__)
     rule = (
@@ -366,6 +381,11 @@ def choose_and_fit(
     note = (
         f"{method} chose {best.label}: cross-validated variance {ratios[best]:.3f} x naive{rule}."
     )
+    if cross_fitted:
+        note += (
+            " Each label is adjusted with coefficients fitted on the other folds (cross-fitting), "
+            "so the estimate has no overfitting bias and its variance is the cross-validated one."
+        )
     if borrowed.any():
         note += f" {int(borrowed.sum())} grid point(s) lean on the pooled coefficient (borrowed)."
     return replace(
@@ -383,6 +403,55 @@ def choose_and_fit(
     )
 
 
+def _cross_fitted_fit(
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    chosen: CrossValidated,
+    weights: FloatArray,
+    fraction: FloatArray,
+    pool: PoolMoments,
+) -> MethodFit:
+    """The cross-fitted estimate of the chosen candidate with its out-of-fold variance.
+
+    Estimate and pool-target variance: :class:`~slicewise.inference.cv_variance.CrossValidated`.
+    The population target adds the pool's own sampling variance, estimated as for naive
+    (:mod:`slicewise.inference.variance`); both are floored at the Agresti-Coull value where every
+    label of a neighbourhood is the same. Intervals use t quantiles with n_eff,L(z) - 1 degrees of
+    freedom: the residuals are out of fold, so no coefficient degrees of freedom are spent on them.
+    """
+    empty = np.zeros((labeled.n, 0))
+    lab0 = LabeledMoments.from_rows(
+        take_rows(pool.kernel, labeled.index),
+        take_rows(pool.kernel, labeled.index),
+        labeled.y,
+        empty,
+    )
+    var_y = lab0.quadratic(np.zeros((ctx.grid_size, 0)), squared=False)
+    floor = degenerate_floor(lab0, var_y)
+    sum_w2 = np.einsum("ig,ig->g", weights, weights)
+    ybar = weights.T @ labeled.y
+    label_sq = np.einsum("ig,ig->g", weights**2, (labeled.y[:, None] - ybar) ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        label_part = np.where(sum_w2 < 1.0, label_sq / (1.0 - sum_w2), np.nan)
+        var_pool = np.maximum(chosen.variance, (1.0 - fraction) * floor)
+        var_pop = var_pool + fraction * np.maximum(label_part, floor)
+        naive_var = (1.0 - fraction) * label_part
+        r2 = np.where(naive_var > 0, 1.0 - chosen.variance / naive_var, 0.0)
+        gain = 1.0 / (1.0 - (1.0 - fraction) * r2)
+        n_eff = np.where(sum_w2 > 0, 1.0 / np.where(sum_w2 > 0, sum_w2, 1.0), 0.0)
+    estimate = chosen.estimate(weights, pool.mean)
+    estimate = np.where(sum_w2 > 0, estimate, np.nan)
+    return MethodFit(
+        estimate=estimate,
+        var_pool=np.maximum(var_pool, 0.0),
+        var_population=np.maximum(var_pop, 0.0),
+        r2=r2,
+        gain=gain,
+        borrowed=np.zeros(ctx.grid_size, dtype=bool),
+        df=np.maximum(n_eff - 1.0, 1.0),
+    )
+
+
 def _one_standard_error_choice(
     terms: dict[Candidate, FloatArray],
     point_weights: FloatArray | None,
@@ -394,7 +463,8 @@ def _one_standard_error_choice(
     Each candidate's total is a sum of item-level terms, so the standard error of the difference
     between two candidates is sqrt(n) times the standard deviation of the item-level differences.
     Simplicity follows :attr:`Candidate.complexity`. When naive competes, it replaces the choice
-    unless that scores below :data:`NAIVE_MARGIN` times naive.
+    unless that scores below :data:`NAIVE_MARGIN` times naive and below naive by
+    :data:`NAIVE_Z` paired standard errors.
     """
     matrices = list(terms.values())
     usable = np.all([np.all(np.isfinite(m), axis=0) for m in matrices], axis=0)
@@ -419,8 +489,11 @@ def _one_standard_error_choice(
         if totals[cand] <= totals[best] + se:
             eligible.append(cand)
     chosen = min(eligible, key=lambda c: (c.complexity, totals[c]))
-    if include_naive and ratios[chosen] >= NAIVE_MARGIN:
-        return naive, ratios
+    if include_naive:
+        diff = per_item[chosen] - per_item[naive]
+        se = float(np.sqrt(n) * diff.std(ddof=1)) if n > 1 else np.inf
+        if ratios[chosen] >= NAIVE_MARGIN or totals[chosen] > totals[naive] - NAIVE_Z * se:
+            return naive, ratios
     return chosen, ratios
 
 
@@ -507,6 +580,8 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
         from .control_variates import fit_naive
 
         gamma = shrinkage_weights(ctx, labeled, fit_naive(ctx, labeled, options), options)
+        if gamma is not None:  # the guard keeps the direct estimate of precise slices
+            gamma = np.where(labeled_counts(ctx, labeled) >= PRECISE_LABELS, 1.0, gamma)
     fit = choose_and_fit(
         ctx,
         labeled,
@@ -515,9 +590,8 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
         include_naive=True,
         method="auto",
         point_weights=None if gamma is None else gamma**2,
+        cross_fitted=True,
     )
     if smoothing:
         return smooth_fit(ctx, labeled, fit, options)
-    if options.smooth != "none":
-        return composite_fit(ctx, labeled, fit, options)
     return fit
