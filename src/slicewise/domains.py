@@ -344,6 +344,7 @@ def wrap_fit(
         borrowed=borrowed,
         params={**dict(fit.params), "design": sample.family},
         notes=tuple(notes),
+        bias_bound=fit.bias_bound,
         **extra,
     )
 

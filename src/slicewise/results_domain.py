@@ -66,6 +66,9 @@ class DomainResult:
         Conditional posterior means and sds of the mixture components.
     params : mapping
     notes : tuple of str
+    bias_bound : ndarray of shape (D,), optional
+        Bias bound of a smoothed estimate, added to the interval's half-width (0 for domains
+        that report their direct estimate; :mod:`slicewise.estimators.smoothing.guard`).
     """
 
     domain: ObjectArray
@@ -85,11 +88,15 @@ class DomainResult:
     mixture_sd: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
     params: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    bias_bound: FloatArray | None = None
 
     def __post_init__(self) -> None:
+        bound = np.zeros(self.estimate.shape) if self.bias_bound is None else self.bias_bound
+        object.__setattr__(self, "bias_bound", bound)
         for name in (
             "estimate",
             "se",
+            "bias_bound",
             "n_labeled",
             "n_pool",
             "shrinkage",
@@ -113,13 +120,17 @@ class DomainResult:
     def ci(self, level: float | None = None) -> ConfidenceInterval:
         """Intervals at ``level`` (default: the result's own).
 
-        Normal (Wald) intervals for direct methods and ``'fh'``; central posterior intervals
-        (quantiles of the posterior mixture) for ``'pp-s'`` and ``'pp-ts'``.
+        Normal (Wald) intervals, widened on each side by :attr:`bias_bound` where a smoothed
+        estimate is reported (so that they contain the domain's direct interval; see
+        :mod:`slicewise.estimators.smoothing.guard`); central posterior intervals (quantiles of
+        the posterior mixture) only for results built with a mixture.
         """
         lvl = self.level if level is None else check_level(level, func="DomainResult.ci")
         if self.mixture_weight.size:
             return _mixture_interval(self.mixture_weight, self.mixture_mean, self.mixture_sd, lvl)
-        return normal_interval(self.estimate, self.se, lvl)
+        plain = normal_interval(self.estimate, self.se, lvl)
+        bound = np.zeros(self.size) if self.bias_bound is None else self.bias_bound
+        return ConfidenceInterval(low=plain.low - bound, high=plain.high + bound)
 
     def with_level(self, level: float) -> DomainResult:
         """The same result reporting intervals at another level (a new object)."""
@@ -135,14 +146,15 @@ class DomainResult:
 
         Columns: the domain column(s), estimate, se, df (inf: the interval is normal; empty
         (NaN) for the posterior intervals of 'pp-s' and 'pp-ts', which are neither normal nor
-        t), lower, upper, n_labeled, n_pool, shrinkage, direct_estimate, direct_se, borrowed,
-        method.
+        t), bias_bound (added to the half-width of smoothed estimates), lower, upper, n_labeled,
+        n_pool, shrinkage, direct_estimate, direct_se, borrowed, method.
         """
         interval = self.ci(level)
         frame = pd.DataFrame(self._domain_columns())
         frame["estimate"] = self.estimate
         frame["se"] = self.se
         frame["df"] = np.full(self.size, np.nan if self.mixture_weight.size else np.inf)
+        frame["bias_bound"] = self.bias_bound
         frame["lower"] = interval.low
         frame["upper"] = interval.high
         frame["n_labeled"] = self.n_labeled.astype(np.int64)

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
+from research.domain_harness import interval_score, run_harness
 from slicewise.estimators.smoothing.pipeline import DomainProblem
-from slicewise.studies.domain_harness import interval_score, run_harness
 
 
 def _pool(seed: int = 0) -> pd.DataFrame:
@@ -50,10 +50,10 @@ def test_result_conventions(labeled: pd.DataFrame) -> None:
         "bench",
         "estimate",
         "se",
+        "df",
+        "bias_bound",
         "lower",
         "upper",
-        "n_labeled",
-        "n_pool",
     ]
     assert {"shrinkage", "method", "direct_estimate", "borrowed"} <= set(frame.columns)
     np.testing.assert_allclose(frame["shrinkage"], 1.0)
@@ -66,17 +66,31 @@ def test_result_conventions(labeled: pd.DataFrame) -> None:
     assert res.to_dict()["method"] == "greg"
 
 
-def test_bayesian_intervals_are_mixture_quantiles(labeled: pd.DataFrame) -> None:
-    res = sw.domains(labeled, method="pp-ts", taxonomy=["model", "bench"], **COMMON)
-    assert res.mixture_weight.size > 1
-    low, high = res.ci()
-    assert np.all(low < res.estimate)
-    assert np.all(res.estimate < high)
-    assert np.all((res.shrinkage > 0) & (res.shrinkage < 1))
+def test_smoothing_guard_keeps_precise_domains_and_contains_direct_intervals(
+    labeled: pd.DataFrame,
+) -> None:
+    """30 labels per domain: every domain keeps its direct estimate. 6 labels per domain: the
+    smoothed estimates are better on average and every interval contains the direct one."""
+    rich = sw.domains(labeled, method="pp-ts", taxonomy=["model", "bench"], **COMMON)
+    direct = sw.domains(labeled, method="greg", **COMMON)
+    np.testing.assert_allclose(rich.estimate, direct.estimate, rtol=1e-12)
+    np.testing.assert_allclose(rich.bias_bound, 0.0)
+    assert not rich.borrowed.any()
+
+    frame = _pool()
+    frame["cell"] = frame["model"].astype(str) + "/" + frame["bench"].astype(str)
+    sparse = sw.sample(frame, strata="cell", fraction=0.02, rng=1).apply(frame, label="y")
+    res = sw.domains(sparse, method="pp-ts", taxonomy=["model", "bench"], **COMMON)
+    ht = sw.domains(sparse, method="greg", **COMMON)
     assert res.params["components"] == ["model", "bench", "domain"]
-    truth = _pool().groupby(["model", "bench"])["y"].mean().to_numpy()
-    direct = sw.domains(labeled, method="ht", **COMMON)
-    assert np.mean((res.estimate - truth) ** 2) < np.mean((direct.estimate - truth) ** 2)
+    assert np.all((res.shrinkage > 0) & (res.shrinkage < 1))
+    np.testing.assert_allclose(res.bias_bound, np.abs(res.estimate - ht.estimate), atol=1e-12)
+    low, high = res.ci()
+    d_low, d_high = ht.ci()
+    assert np.all(low <= d_low + 1e-12)
+    assert np.all(high >= d_high - 1e-12)
+    truth = frame.groupby(["model", "bench"])["y"].mean().to_numpy()
+    assert np.mean((res.estimate - truth) ** 2) < np.mean((ht.estimate - truth) ** 2)
 
 
 def test_plot_returns_axes(labeled: pd.DataFrame) -> None:

@@ -66,6 +66,7 @@ class SplitFits(NamedTuple):
     estimates: FloatArray
     variances: FloatArray
     dfs: FloatArray
+    bounds: FloatArray
 
 
 def fit_splits(
@@ -82,14 +83,15 @@ def fit_splits(
 ) -> SplitFits:
     """Fit every method at every budget on the nested prefixes of each permutation.
 
-    Estimates, variances and interval degrees of freedom, each of shape
-    (n_methods, n_budgets, reps, G).
+    Estimates, variances, interval degrees of freedom and bias bounds (the half-width added by
+    the smoothing guard), each of shape (n_methods, n_budgets, reps, G).
     """
     order_list = list(orders)
     shape = (len(methods), len(budgets), len(order_list), ctx.grid_size)
     est = np.full(shape, np.nan)
     var = np.full(shape, np.nan)
     dfs = np.full(shape, np.nan)
+    bounds = np.zeros(shape)
     with threadpool_limits(limits=1):  # many small matrix products: BLAS threads only contend
         for r, (order, seed) in enumerate(zip(order_list, seeds, strict=True)):
             children = seed.spawn(len(budgets))
@@ -104,9 +106,11 @@ def fit_splits(
                     var[m, b, r] = fit.var_pool if target == "pool" else fit.var_population
                     if fit.df is not None:
                         dfs[m, b, r] = fit.df
+                    if fit.bias_bound is not None:
+                        bounds[m, b, r] = fit.bias_bound
                 if tick is not None:
                     tick()
-    return SplitFits(est, var, dfs)
+    return SplitFits(est, var, dfs, bounds)
 
 
 def matched_splits(
@@ -266,7 +270,7 @@ def study(
     seeds, orders = matched_splits(generator, n_reps, items.n_pool)
     bar = _progress(n_reps * len(budget_list), enabled=progress, desc=name)
     try:
-        est, var, dfs = fit_splits(
+        est, var, dfs, bounds = fit_splits(
             ctx,
             y,
             orders,
@@ -293,6 +297,7 @@ def study(
         n_pool=ctx.n_pool,
         params={"ridge": options.ridge, "bandwidth": ctx.locality.bandwidth.tolist()},
         dfs=dfs,
+        bounds=bounds,
     )
     return StudyResult(cells=(cell,), level=level)
 

@@ -91,7 +91,7 @@ def simulate(
     )
     names, budget_list, n_reps = _check_study_args(methods, budgets, reps, chosen.z.size)
     grid = chosen.grid
-    est_all, var_all, df_all, truths = [], [], [], []
+    est_all, var_all, df_all, bound_all, truths = [], [], [], [], []
     seeds = np.random.SeedSequence(int(generator.integers(2**63))).spawn(n_reps)
     bar = _progress(n_reps, enabled=progress, desc=chosen.name)
     pool_n_eff = np.zeros(grid.size)
@@ -106,7 +106,7 @@ def simulate(
             ctx = build_context(items, grid=grid_arg, bandwidth=bandwidth, primary=primary)
             y = np.asarray(items.label, dtype=np.float64)
             order = np.random.default_rng(perm_seed).permutation(items.n_pool)
-            est, var, dfs = fit_splits(
+            est, var, dfs, bounds = fit_splits(
                 ctx,
                 y,
                 [order],
@@ -119,6 +119,7 @@ def simulate(
             est_all.append(est)
             var_all.append(var)
             df_all.append(dfs)
+            bound_all.append(bounds)
             truths.append(chosen.theta if target == "population" else pool_profile(ctx, y))
             pool_n_eff += ctx.moments("none", np.zeros((ctx.n_pool, 0))).n_eff / n_reps
             if bar is not None:
@@ -134,6 +135,7 @@ def simulate(
         estimates=np.concatenate(est_all, axis=2),
         variances=np.concatenate(var_all, axis=2),
         dfs=np.concatenate(df_all, axis=2),
+        bounds=np.concatenate(bound_all, axis=2),
         pool_n_eff=pool_n_eff,
         target=target,
         n_pool=chosen.z.size,

@@ -50,6 +50,8 @@ class CellStudy:
         has no variance formula or the neighbourhood is empty).
     dfs : ndarray of the same shape, optional
         Degrees of freedom of every interval (NaN: normal), as the methods report them.
+    bounds : ndarray of the same shape, optional
+        Bias bounds added to every interval's half-width (smoothed estimates; 0 elsewhere).
     pool_n_eff : ndarray of shape (G,)
         Full-pool kernel effective sample size 1 / sum_T w_{i,T}(z)^2 (defines the sparse region).
     target : str
@@ -68,6 +70,7 @@ class CellStudy:
     n_pool: int
     params: Mapping[str, Any] = field(default_factory=dict)
     dfs: FloatArray | None = None
+    bounds: FloatArray | None = None
 
     @property
     def reps(self) -> int:
@@ -89,6 +92,7 @@ class CellStudy:
             n_pool=self.n_pool,
             params=self.params,
             dfs=None if self.dfs is None else self.dfs[..., points],
+            bounds=None if self.bounds is None else self.bounds[..., points],
         )
 
 
@@ -192,6 +196,8 @@ class StudyResult:
         for cell in self.cells:
             mse = split_mse(cell)
             half = critical_value(self.level, cell.dfs) * np.sqrt(cell.variances)
+            if cell.bounds is not None:
+                half = half + cell.bounds
             inside = np.abs(cell.estimates - cell.truth) <= half
             valid = np.isfinite(half) & np.isfinite(cell.truth)
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -236,6 +242,8 @@ class StudyResult:
                     bias = _nanmean(err, axis=0)
                     crit = critical_value(self.level, None if cell.dfs is None else cell.dfs[m, b])
                     half = crit * np.sqrt(cell.variances[m, b])
+                    if cell.bounds is not None:
+                        half = half + cell.bounds[m, b]
                     valid = np.isfinite(half) & np.isfinite(err)
                     coverage = float((np.abs(err) <= half)[valid].mean()) if valid.any() else np.nan
                     rows.append(

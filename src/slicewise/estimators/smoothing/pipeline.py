@@ -12,7 +12,7 @@ taxonomy effects).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -26,6 +26,7 @@ from ..survey.ht import hajek, horvitz_thompson
 from ..survey.ppi import ppi, ppi_plus_plus
 from .bayes import bayes_fit
 from .fay_herriot import eblup
+from .guard import PRECISE_LABELS, guard
 from .linear_mixed import AreaModel, indicator_levels
 
 Method = Literal["ht", "hajek", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts"]
@@ -87,6 +88,8 @@ class DomainFit:
     mixture : tuple of arrays or None
         (weights (K,), means (K, D), sds (K, D)) of the Bayesian posterior mixture.
     params : mapping
+    bias_bound : ndarray of shape (D,), optional
+        Bias bound of the per-slice guard (:mod:`.guard`), added to the interval's half-width.
     """
 
     method: str
@@ -97,6 +100,7 @@ class DomainFit:
     psi: FloatArray
     mixture: tuple[FloatArray, FloatArray, FloatArray] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
+    bias_bound: FloatArray | None = None
 
 
 def fit_direct(problem: DomainProblem, sample: DomainSample, method: str) -> DirectFit:
@@ -234,7 +238,34 @@ def fit_domains(problem: DomainProblem, sample: DomainSample, method: str) -> Do
     # The smoothing works on many small dense matrices (q x q, D x p), where a multithreaded
     # BLAS only adds synchronisation (4x slower on 2 loaded cores): use one thread here.
     with threadpool_limits(1, user_api="blas"):
-        return _smooth(problem, sample, method, model, idx, direct, psi, params)
+        smoothed = _smooth(problem, sample, method, model, idx, direct, psi, params)
+    return _guarded(smoothed, sample)
+
+
+def _guarded(fit: DomainFit, sample: DomainSample) -> DomainFit:
+    """The per-slice guard (:mod:`.guard`) on a smoothed fit: domains with enough labels keep
+    their direct estimate; smoothed ones get a bias bound that makes their interval contain the
+    direct interval. The interval is then normal (direct se plus the bias bound), so the
+    posterior mixture is dropped."""
+    direct_se = np.sqrt(fit.direct.variance)
+    direct_se = np.where(np.isfinite(direct_se), direct_se, np.sqrt(fit.psi))
+    z = 1.959963984540054  # flags disagreement beyond the direct 95% interval
+    guarded = guard(fit.direct.estimate, direct_se, fit.estimate, fit.se, sample.n_labeled, z)
+    weight = np.where(guarded.smoothed, fit.weight, np.where(np.isfinite(fit.weight), 1.0, np.nan))
+    return replace(
+        fit,
+        estimate=guarded.estimate,
+        se=guarded.se,
+        weight=weight,
+        mixture=None,
+        bias_bound=guarded.bias_bound,
+        params={
+            **dict(fit.params),
+            "smoothed": guarded.smoothed.tolist(),
+            "disagree": guarded.disagree.tolist(),
+            "precise_labels": PRECISE_LABELS,
+        },
+    )
 
 
 def _smooth(
