@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from .gaps import ModelRanking, UnpairedLabelsWarning, gap, rank_models
     from .methods.registry import methods
     from .models import ModelProfiles, profile_models
+    from .planning.adaptive import next_items
+    from .planning.plan import PlanResult, plan
     from .results import ConfidenceInterval, ProfileResult
     from .results_domain import DomainResult, ValidationResult
     from .selection.cv import SelectionResult, select
@@ -45,6 +47,7 @@ _EXPORTS: dict[str, str] = {
     "LabelSelectionWarning": ".exceptions",
     "ModelProfiles": ".models",
     "ModelRanking": ".gaps",
+    "PlanResult": ".planning.plan",
     "ProfileResult": ".results",
     "SelectionResult": ".selection.cv",
     "StudyResult": ".studies.summary",
@@ -58,6 +61,8 @@ _EXPORTS: dict[str, str] = {
     "load_demo": ".datasets",
     "make_table": ".data.table",
     "methods": ".methods.registry",
+    "next_items": ".planning.adaptive",
+    "plan": ".planning.plan",
     "profile": ".api",
     "profile_models": ".models",
     "rank_models": ".gaps",
@@ -78,6 +83,7 @@ __all__ = [
     "LabelSelectionWarning",
     "ModelProfiles",
     "ModelRanking",
+    "PlanResult",
     "ProfileResult",
     "SelectionResult",
     "StudyResult",
@@ -91,6 +97,8 @@ __all__ = [
     "load_demo",
     "make_table",
     "methods",
+    "next_items",
+    "plan",
     "profile",
     "profile_models",
     "rank_models",

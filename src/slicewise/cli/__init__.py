@@ -3,7 +3,8 @@
 Subcommands: ``profile`` (a profile from an item table, or every model, gaps, rankings, deployment
 scores and cascades), ``methods``, ``demo``, ``study``, ``simulate``, ``import`` (evaluation-harness
 logs), ``join`` (gold grades onto an item table), ``domains``, ``validate`` and ``sample``
-(design-based domains). Errors are printed as one
+(design-based domains), ``plan`` and ``next`` (labels needed per slice; the next batch to
+label). Errors are printed as one
 line naming the problem, with exit status 2; warnings as ``warning: ...`` lines.
 """
 
@@ -27,6 +28,7 @@ from .domains import (
     run_validate,
 )
 from .misc import _add_import_args, _add_join_args, _run_demo, _run_import, _run_join, _run_methods
+from .plan import add_next_args, add_plan_args, run_next, run_plan
 from .profile import _add_profile_args, _run_profile
 from .study import _add_simulate_args, _add_study_args, _run_simulate, _run_study
 
@@ -61,6 +63,16 @@ COMMANDS: dict[
         "draw a probability sample to label (SRS, stratified, Poisson)",
         add_sample_args,
         run_sample,
+    ),
+    "plan": (
+        "how many more labels each slice needs for a target half-width",
+        add_plan_args,
+        run_plan,
+    ),
+    "next": (
+        "choose the next batch of items to label (adaptive or uniform)",
+        add_next_args,
+        run_next,
     ),
 }
 

@@ -96,6 +96,12 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
         "signal, said in the notes (default), or stop with an error",
     )
     parser.add_argument(
+        "--inclusion",
+        default=None,
+        help="column of known inclusion probabilities of the labeled rows (e.g. pi, written by "
+        "slicewise next); methods naive, lace, global_cv, per_signal_cv, residual_only",
+    )
+    parser.add_argument(
         "--seed", type=int, default=None, help="seed for cross-fitting methods (default 0)"
     )
     parser.add_argument(
@@ -167,6 +173,7 @@ def _run_profile(args: argparse.Namespace) -> int:
         target=args.target,
         id=args.id_col,
         missing=args.missing,
+        inclusion=args.inclusion,
         rng=args.seed,
         gold=args.gold,
         on=args.on,

@@ -1,0 +1,330 @@
+"""``sw.next_items``: which unlabeled items to label next, with inclusion probabilities that keep
+the final profile's estimate unbiased and its intervals valid across several adaptive batches.
+
+**The design carried by the table.** Every call is one batch b of Poisson sampling: each pool item
+gets a probability p_ib, computed from what is known before the batch (the labels so far, the
+cheap signals), and each unlabeled item is selected independently with it. The column ``pi``
+holds, for every row, the accumulated probability
+
+.. math::
+
+    \\pi_i = 1 - (1 - \\pi_{i0}) \\prod_{b \\ge 1} (1 - p_{ib}),
+
+with pi_i0 = n0 / M for the labels that existed before the first call (a uniform pilot, taken as
+Poisson sampling at rate n0 / M; 0 without a pilot). The p_ib are computed for all M items in
+every batch, labeled ones included, so a labeled item's pi_i is its probability of ending up
+labeled: given the other items' outcomes, item i is labeled in batch b with probability p_ib if
+it was not labeled before, independently across batches, which gives the product form. This is
+the conditional-independence (martingale) argument of active inference (Zrnic and Candes, 2024):
+p_ib may depend on every earlier label, because it is fixed before batch b is drawn. It is exact
+when an item's probability does not depend on its own label; here p_ib uses the labels through a
+fitted model and the slices' standard errors, where one label moves it by O(1/n), and the seeded
+Monte-Carlo test of ``tests/planning`` measures the coverage of the whole protocol.
+
+The final estimate is ``sw.profile(table, ..., inclusion="pi")`` with a method that weights by
+inclusion probabilities (``method='global_cv'`` or ``'lace'``, see ``sw.methods()["inclusion"]``;
+``auto`` does not support them yet): Hajek local means with weights k_i / pi_i and the Poisson
+design variance of :mod:`slicewise.inference.variance`.
+
+**Adaptive probabilities.** p_ib = (m / |U|) {(1 - u) s_i / mean_U(s) + u}, m the batch size, U
+the unlabeled items and u the uniform floor (default 0.3: at least 30% of the batch is spread
+uniformly, so no probability is below u m / |U|); probabilities above 1 are capped and the
+excess spread over the others. The score s_i is the need of item i's slice times its predicted
+residual scale: the need of grid point z is the share of its unlabeled neighbourhood that
+:func:`~slicewise.planning.plan.plan` says must be labeled to reach the target half-width (all
+slices equal once every slice is there), and the residual scale is sqrt{f_i (1 - f_i)} (clipped
+to [0.1, 0.5]) from a logistic model f of Y on (Z, S) fitted on the current labels: within a
+slice, the Neyman allocation for a mean of residuals, p_i proportional to their standard
+deviation.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .._typing import FloatArray, Kind
+from .._validation import (
+    check_choice,
+    check_level,
+    check_nonnegative,
+    check_positive_int,
+    check_rng,
+)
+from ..data.files import read_table
+from ..data.table import MissingRule
+from ..exceptions import SlicewiseWarning
+from .plan import _context, nearest_point, plan
+
+FUNC = "next_items"
+Strategy = Literal["adaptive", "uniform"]
+STRATEGIES: tuple[Strategy, ...] = ("adaptive", "uniform")
+#: Fewest labels (and both label values) before the adaptive strategy fits its models.
+MIN_ADAPTIVE_LABELS = 20
+#: Clip of the predicted residual standard deviation sqrt(f (1 - f)).
+RESIDUAL_SD = (0.1, 0.5)
+
+
+def capped_probabilities(
+    score: FloatArray, unlabeled: np.ndarray, batch: float, floor: float
+) -> FloatArray:
+    """p_i = (m / |U|) {(1 - u) s_i / mean_U(s) + u}, capped at 1 with the excess spread over U.
+
+    Computed for every item (labeled ones get what they would get if unlabeled); the expected
+    number of selected unlabeled items is ``batch`` (all of U when batch >= |U|).
+    """
+    n_u = int(unlabeled.sum())
+    if n_u == 0:
+        return np.zeros(score.size)
+    if batch >= n_u:
+        return np.ones(score.size)
+    mean = float(score[unlabeled].mean())
+    share = score / mean if mean > 0 else np.ones(score.size)
+    base = (1.0 - floor) * share + floor  # mean 1 over U
+    capped = np.zeros(score.size, dtype=bool)
+    p = np.minimum(batch / n_u * base, 1.0)
+    for _ in range(50):
+        capped = p >= 1.0
+        free = unlabeled & ~capped
+        left = batch - float(capped[unlabeled].sum())
+        mass = float(base[free].sum())
+        if mass <= 0:
+            break
+        scale = left / mass
+        new = np.where(capped, 1.0, np.minimum(scale * base, 1.0))
+        if np.allclose(new, p):
+            p = new
+            break
+        p = new
+    return np.asarray(p, dtype=np.float64)
+
+
+def _residual_scale(pilot: Any, c: float) -> FloatArray:
+    """sqrt(f (1 - f)) of a logistic model of Y on (Z, S) fitted on the labels, every item."""
+    from ..estimators.learned import learner_design
+    from ..estimators.predictors import fit_logistic
+
+    items, ctx = pilot.items, pilot.ctx
+    design = learner_design(items.z, ctx.locality.kind, ctx.features, "logistic")
+    index = items.labeled_index
+    model = fit_logistic(design[index], items.label[index], c=c)
+    f = model.predict(design)
+    return np.clip(np.sqrt(f * (1.0 - f)), *RESIDUAL_SD)
+
+
+def next_items(
+    table: pd.DataFrame | str | os.PathLike[str],
+    *,
+    z: str | Sequence[str],
+    signals: str | Sequence[str] | None = None,
+    label: str,
+    batch: int = 200,
+    strategy: Strategy = "adaptive",
+    halfwidth: float = 0.05,
+    level: float = 0.95,
+    method: str = "global_cv",
+    floor: float = 0.3,
+    kind: Kind | None = None,
+    grid: int | Sequence[Any] | FloatArray | None = None,
+    bandwidth: float | Sequence[float] | None = None,
+    id: str | None = None,
+    missing: MissingRule = "impute",
+    pi: str = "pi",
+    selected: str = "selected",
+    C: float = 1.0,
+    rng: int | np.random.Generator | None = None,
+) -> pd.DataFrame:
+    """Choose the next batch of items to label; the table carries the sampling design.
+
+    Parameters
+    ----------
+    table : DataFrame or path
+        The pool with the labels so far. On the first call the labels present are the pilot
+        (taken as a uniform sample); on later calls the table returned by the previous call,
+        with the selected rows labeled.
+    z, signals, kind, grid, bandwidth, id, missing
+        As in :func:`slicewise.profile`.
+    label : str
+        Gold label column (missing = unlabeled).
+    batch : int, default 200
+        Expected number of items selected (Poisson sampling: the realized number varies).
+    strategy : {'adaptive', 'uniform'}, default 'adaptive'
+        'uniform': every unlabeled item with probability batch / |U|. 'adaptive': see the module
+        notes (slice need times predicted residual scale, with a uniform floor).
+    halfwidth, level : float
+        The target half-width (and level) that defines each slice's need.
+    method : str, default 'global_cv'
+        Method whose standard errors define the need (one that supports design weights); use
+        the same one for the final profile.
+    floor : float, default 0.3
+        Share u of the batch spread uniformly; every unlabeled item's probability is at least
+        u x batch / |U|.
+    pi, selected : str
+        Names of the columns written (and, for ``pi``, read back on later calls).
+    C : float, default 1
+        Inverse L2 penalty of the logistic residual model.
+    rng : int or numpy Generator, optional
+        Randomness of the draw (None: fresh entropy; pass a seed to reproduce a batch).
+
+    Returns
+    -------
+    DataFrame
+        The whole table (same rows, same order) with ``selected`` (bool: label these now) and
+        ``pi`` (every row's accumulated inclusion probability; module notes) added or updated.
+
+    Raises
+    ------
+    ValueError
+        When rows selected by the previous call are still unlabeled (label them first: an
+        unlabeled selected item is non-response, which no weight can correct), or ``pi`` holds
+        values outside [0, 1] (or 0 on a labeled row).
+
+    Notes
+    -----
+    Protocol: ``t = sw.next_items(t, ...)``, label the rows where ``t.selected``, repeat, then
+    ``sw.profile(t, ..., method='global_cv', inclusion='pi')``. See :mod:`slicewise.planning.adaptive`
+    for why several batches stay valid (Zrnic and Candes, "Active Statistical Inference", ICML
+    2024).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, slicewise as sw
+    >>> rng = np.random.default_rng(0)
+    >>> level = rng.integers(1, 4, 2000)
+    >>> y = (rng.random(2000) < 0.6).astype(float)
+    >>> frame = pd.DataFrame({"level": level, "judge": y + rng.normal(0, 1, 2000), "y": y})
+    >>> truth = frame["y"].copy()
+    >>> frame.loc[rng.permutation(2000)[100:], "y"] = np.nan
+    >>> out = sw.next_items(frame, z="level", signals="judge", label="y", kind="ordinal",
+    ...                     batch=100, rng=1)
+    >>> out.loc[out.selected, "y"] = truth[out.selected]   # label them
+    >>> res = sw.profile(out, z="level", signals="judge", label="y", kind="ordinal",
+    ...                  method="global_cv", inclusion="pi")
+    >>> res.size
+    3
+    """
+    batch = check_positive_int(batch, name="batch", func=FUNC)
+    strategy = check_choice(strategy, STRATEGIES, name="strategy", func=FUNC)
+    level = check_level(level, func=FUNC)
+    floor = check_nonnegative(floor, name="floor", func=FUNC)
+    if not 0.0 < floor <= 1.0:
+        raise ValueError(
+            f"The 'floor' parameter of {FUNC} must be a float in (0, 1] (the uniform share of the "
+            f"batch). Got {floor!r} instead."
+        )
+    generator = check_rng(rng, func=FUNC)
+    frame = read_table(table) if isinstance(table, str | os.PathLike) else table.copy()
+    if label not in frame.columns:
+        raise ValueError(f"The 'label' column {label!r} of {FUNC} is not in the table.")
+    labeled = frame[label].notna().to_numpy()
+    m = len(frame)
+    previous = _previous(frame, pi, selected, labeled, m)
+    unlabeled = ~labeled
+    n_lab = int(labeled.sum())
+    notes: list[str] = []
+    adaptive = strategy == "adaptive"
+    values = frame.loc[labeled, label]
+    if adaptive and (n_lab < MIN_ADAPTIVE_LABELS or values.nunique() < 2):
+        adaptive = False
+        notes.append(
+            f"adaptive needs at least {MIN_ADAPTIVE_LABELS} labels with both values to fit its "
+            "models; this batch is uniform."
+        )
+    if adaptive:
+        inclusion = None if pi not in frame.columns else pi
+        pilot = _context(
+            frame,
+            z=z,
+            signals=signals,
+            label=label,
+            kind=kind,
+            grid=grid,
+            bandwidth=bandwidth,
+            id=id,
+            missing=missing,
+        )
+        need = plan(
+            frame,
+            z=z,
+            signals=signals,
+            label=label,
+            halfwidth=halfwidth,
+            level=level,
+            method=method,
+            kind=kind,
+            grid=grid,
+            bandwidth=bandwidth,
+            inclusion=inclusion,
+            id=id,
+            missing=missing,
+            rng=0,
+        )
+        share = _point_share(need)
+        nearest = nearest_point(pilot.ctx.kernel(1.0))
+        item_need = np.where(nearest >= 0, share[np.maximum(nearest, 0)], 0.0)
+        sd = _residual_scale(pilot, C)
+        # Neyman within the slice: sd relative to the slice's mean sd over its unlabeled items.
+        point = np.maximum(nearest, 0)
+        un_items = ~pilot.items.labeled
+        sums = np.bincount(point[un_items], weights=sd[un_items], minlength=share.size)
+        counts = np.bincount(point[un_items], minlength=share.size)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean_sd = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+        relative = sd / np.where(np.isfinite(mean_sd[point]), mean_sd[point], sd)
+        score_items = item_need * relative
+        score = np.zeros(m)
+        score[pilot.items.input_rows(np.arange(m))] = score_items
+    else:
+        score = np.ones(m)
+    p = capped_probabilities(score, unlabeled, float(batch), floor)
+    draw = generator.random(m) < p
+    out = frame.copy()
+    out[selected] = unlabeled & draw
+    out[pi] = 1.0 - (1.0 - previous) * (1.0 - p)
+    for note in notes:
+        warnings.warn(note, SlicewiseWarning, stacklevel=2)
+    return out
+
+
+def _point_share(need: Any) -> FloatArray:
+    """Need per grid point: the share of its unlabeled neighbourhood to label (equal when every
+    point already meets the target)."""
+    remaining = (1.0 - np.clip(need.n_labeled / np.maximum(need.n_pool, 1e-12), 0, 1)) * need.n_pool
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.where(remaining > 0, need.n_more / remaining, 0.0)
+    share = np.clip(share, 0.0, 1.0)
+    if share.max(initial=0.0) <= 0:
+        return np.ones(share.size)
+    return np.asarray(share, dtype=np.float64)
+
+
+def _previous(
+    frame: pd.DataFrame, pi: str, selected: str, labeled: np.ndarray, m: int
+) -> FloatArray:
+    """The accumulated inclusion probabilities before this batch (pilot: n0 / M)."""
+    if pi not in frame.columns:
+        return np.full(m, labeled.sum() / m)
+    if selected in frame.columns:
+        chosen = frame[selected].fillna(False).astype(bool).to_numpy()
+        missing = chosen & ~labeled
+        if missing.any():
+            raise ValueError(
+                f"{int(missing.sum())} row(s) selected by the previous call (column "
+                f"'{selected}') are still unlabeled; label every selected row before asking for "
+                "the next batch (an unlabeled selected item is non-response, which the inclusion "
+                "probabilities cannot correct)."
+            )
+    values = pd.to_numeric(frame[pi], errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values) | (values < 0.0) | (values > 1.0) | (labeled & (values <= 0.0))
+    if bad.any():
+        raise ValueError(
+            f"Inclusion-probability column '{pi}' has {int(bad.sum())} missing values or values "
+            "outside [0, 1] (or 0 on a labeled row); it must be the column written by the "
+            f"previous call of {FUNC}."
+        )
+    return values

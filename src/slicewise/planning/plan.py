@@ -1,0 +1,561 @@
+"""``sw.plan``: how many more labels each slice of a profile needs to reach a target half-width.
+
+From a pilot (whatever labels exist) the chosen method's standard error at grid point z gives the
+per-label residual variance of that method,
+
+.. math::
+
+    \\hat\\sigma^2(z) = \\widehat{\\mathrm{se}}^2(z)\\, n_{\\mathrm{eff}}(z) / \\{1 - f(z)\\},
+
+with n_eff(z) the labeled effective sample size (Kish's, with design weights) and f(z) the local
+labeled fraction (the finite-population correction of :mod:`slicewise.inference.variance`). The
+signals enter through sigma^2: a method with local R^2 has sigma^2 about (1 - R^2) Var(Y | z).
+Adding Delta effective labels in the neighbourhood of z (uniformly within it) gives the predicted
+variance (1 - f - Delta / N) sigma^2 / (n_eff + Delta), N(z) the pool effective size, and the
+half-width q sqrt(.) with q the Student t quantile at the new residual degrees of freedom. The
+smallest Delta that reaches the target h is
+
+.. math::
+
+    \\Delta(z) = \\max\\Big\\{0,\\ \\frac{(1 - f)\\sigma^2 - A\\, n_{\\mathrm{eff}}}
+        {A + \\sigma^2 / N}\\Big\\},\\qquad A = (h / q)^2,
+
+capped at the unlabeled remainder (1 - f) N (iterated three times for q). The recommended
+allocation labels, in every slice, the share Delta(z) / {(1 - f) N} of its unlabeled items (each
+item belongs to its nearest grid point); its total is :attr:`PlanResult.total_more`. Uniform
+labeling must reach the worst slice's share everywhere: :attr:`PlanResult.total_uniform`.
+
+Before any label, sigma^2 = p (1 - p) (1 - R^2) from an assumed base rate p and an R^2 range.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .._typing import FloatArray, IntArray, KernelMatrix, Kind
+from .._validation import check_level, check_nonnegative
+from ..data.files import read_table
+from ..data.inclusion import read_inclusion
+from ..data.table import ItemTable, MissingRule, make_table
+from ..moments.sums import column_sums, square_column_sums, take_rows
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..methods.base import PoolContext
+
+FUNC = "plan"
+#: Residual-variance floor per label (a slice with only equal labels still gets labels).
+MIN_SIGMA2 = 0.01
+
+
+@dataclass(frozen=True, eq=False)
+class PlanResult:
+    """Labels needed per grid point to reach a target half-width.
+
+    Attributes
+    ----------
+    z : ndarray of shape (G,) or (G, q)
+        Grid points (levels for discrete profiles).
+    n_labeled : ndarray of shape (G,)
+        Labeled effective sample size now (0 before any label).
+    halfwidth : ndarray of shape (G,)
+        Half-width of the current interval (NaN before any label or where it has no se).
+    n_more : ndarray of int, shape (G,)
+        Additional effective labels in each neighbourhood to reach the target (for disjoint
+        slices: labels in that slice). Before any label: under the pessimistic end of ``r2``.
+    n_more_optimistic : ndarray of int, shape (G,), optional
+        The same under the optimistic end of ``r2`` (budgeting mode only).
+    predicted : ndarray of shape (G,)
+        Predicted half-width after the n_more labels (above the target only where the slice
+        would have to be labeled completely).
+    sigma : ndarray of shape (G,)
+        Per-label residual standard deviation of the method.
+    n_pool : ndarray of shape (G,)
+        Pool effective size N(z).
+    target, level : float
+    method : str
+    total_more : int
+        Additional labels under the recommended allocation (each slice its own share).
+    total_uniform : int
+        Additional labels if they were spread uniformly over the unlabeled pool until the worst
+        slice reaches the target.
+    item_rate : ndarray of shape (M,)
+        The recommended labeling share of every unlabeled item, in the rows of the input table
+        (0 on labeled rows).
+    notes : tuple of str
+    """
+
+    z: Any
+    n_labeled: FloatArray
+    halfwidth: FloatArray
+    n_more: IntArray
+    predicted: FloatArray
+    sigma: FloatArray
+    n_pool: FloatArray
+    target: float
+    level: float
+    method: str
+    total_more: int
+    total_uniform: int
+    item_rate: FloatArray = field(repr=False)
+    n_more_optimistic: IntArray | None = None
+    z_names: tuple[str, ...] = ("z",)
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("n_labeled", "halfwidth", "n_more", "predicted", "sigma", "n_pool"):
+            value = np.array(getattr(self, name))
+            value.setflags(write=False)
+            object.__setattr__(self, name, value)
+
+    @property
+    def size(self) -> int:
+        """G, the number of grid points."""
+        return int(self.n_more.shape[0])
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per grid point: z, n_labeled, halfwidth, n_more (and n_more_optimistic,
+        predicted, sigma)."""
+        z = np.asarray(self.z)
+        if z.ndim == 1:
+            frame = pd.DataFrame({"z": z})
+        else:
+            frame = pd.DataFrame({name: z[:, d] for d, name in enumerate(self.z_names)})
+        frame["n_labeled"] = self.n_labeled
+        frame["halfwidth"] = self.halfwidth
+        frame["n_more"] = self.n_more
+        if self.n_more_optimistic is not None:
+            frame["n_more_optimistic"] = self.n_more_optimistic
+        frame["predicted"] = self.predicted
+        frame["sigma"] = self.sigma
+        return frame
+
+    def plot(self, ax: Axes | None = None) -> Axes:
+        """Current and predicted half-widths against the target, with n_more per grid point."""
+        from ..reports.plot_plan import plot_plan
+
+        out: Axes = plot_plan(self, ax=ax)
+        return out
+
+    def __str__(self) -> str:
+        lines = [
+            f"plan: {self.method}, target half-width {self.target:g} at level {self.level:g}",
+            self.to_frame().to_string(index=False, float_format=lambda v: f"{v:.4g}"),
+            f"total additional labels: {self.total_more} (recommended allocation), "
+            f"{self.total_uniform} (uniform)",
+        ]
+        return "\n".join([*lines, *(f"note: {n}" for n in self.notes)])
+
+
+def labels_needed(
+    sigma2: FloatArray,
+    n_eff: FloatArray,
+    fraction: FloatArray,
+    n_pool: FloatArray,
+    *,
+    target: float,
+    level: float,
+    df_offset: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """Additional effective labels Delta(z) and the predicted half-width after them (module notes).
+
+    ``df_offset`` is n_eff - df of the current interval (1 + coefficient degrees of freedom);
+    the new interval's df is n_eff + Delta - offset.
+    """
+    from ..results import critical_value
+
+    offset = np.ones_like(n_eff) if df_offset is None else df_offset
+    remaining = np.maximum((1.0 - fraction) * n_pool, 0.0)
+    q = critical_value(level)
+    delta = np.zeros_like(n_eff)
+    for step in range(4):
+        if step:
+            q = critical_value(level, np.maximum(n_eff + delta - offset, 1.0))
+        a = (target / q) ** 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            need = ((1.0 - fraction) * sigma2 - a * n_eff) / (a + sigma2 / n_pool)
+        delta = np.clip(np.where(np.isfinite(need), need, remaining), 0.0, remaining)
+    n_new = n_eff + delta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac_new = np.clip(fraction + delta / n_pool, 0.0, 1.0)
+        predicted = q * np.sqrt(np.maximum(1.0 - frac_new, 0.0) * sigma2 / n_new)
+    return delta, np.asarray(predicted, dtype=np.float64)
+
+
+def nearest_point(kernel: KernelMatrix) -> IntArray:
+    """Grid point of largest kernel weight of every item (-1 where its row is zero)."""
+    if isinstance(kernel, np.ndarray):
+        best = np.asarray(kernel.argmax(axis=1), dtype=np.intp)
+        top = kernel.max(axis=1)
+    else:
+        best = np.asarray(kernel.argmax(axis=1), dtype=np.intp).ravel()
+        top = np.asarray(kernel.max(axis=1).toarray()).ravel()
+    return np.where(top > 0, best, -1)
+
+
+@dataclass(frozen=True, eq=False)
+class _Pilot:
+    items: ItemTable
+    ctx: PoolContext
+    labeled_rows: IntArray  # input rows of the labeled items
+
+
+def _context(
+    frame: pd.DataFrame,
+    *,
+    z: str | Sequence[str],
+    signals: str | Sequence[str] | None,
+    label: str,
+    kind: Kind | None,
+    grid: Any,
+    bandwidth: Any,
+    id: str | None,
+    missing: MissingRule,
+) -> _Pilot:
+    from ..api import build_context
+
+    items = make_table(
+        frame,
+        z=z,
+        signals=signals,
+        label=label,
+        kind=kind,
+        id=id,
+        missing=missing,
+        canonical=True,
+        func=FUNC,
+    )
+    ctx = build_context(items, grid=grid, bandwidth=bandwidth)
+    return _Pilot(items=items, ctx=ctx, labeled_rows=items.input_rows(items.labeled_index))
+
+
+def _check_r2(r2: object) -> tuple[float, float]:
+    values: Sequence[object] = (
+        (r2, r2) if isinstance(r2, int | float) else r2 if isinstance(r2, Sequence) else ()
+    )
+    try:
+        low, high = (float(v) for v in values)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        low = high = math.nan
+    if not (0.0 <= low <= high < 1.0):
+        raise ValueError(
+            f"The 'r2' parameter of {FUNC} must be a float in [0, 1) or a pair (low, high) with "
+            f"0 <= low <= high < 1. Got {r2!r} instead."
+        )
+    return low, high
+
+
+def plan(
+    table: pd.DataFrame | str | os.PathLike[str],
+    *,
+    z: str | Sequence[str],
+    signals: str | Sequence[str] | None = None,
+    label: str | None = None,
+    halfwidth: float = 0.05,
+    level: float = 0.95,
+    method: str = "auto",
+    kind: Kind | None = None,
+    grid: int | Sequence[Any] | FloatArray | None = None,
+    bandwidth: float | Sequence[float] | None = None,
+    inclusion: str | None = None,
+    r2: float | tuple[float, float] = (0.0, 0.5),
+    base_rate: float = 0.5,
+    id: str | None = None,
+    missing: MissingRule = "impute",
+    rng: int | np.random.Generator | None = None,
+) -> PlanResult:
+    """Labels needed per slice, and in total, to reach a target interval half-width.
+
+    Parameters
+    ----------
+    table : DataFrame or path
+        The pool, with whatever labels exist (the pilot); rows with a missing label are unlabeled.
+    z, signals, kind, grid, bandwidth, id, missing
+        As in :func:`slicewise.profile`.
+    label : str, optional
+        Gold label column. Without it, or when no row is labeled yet, the plan is a budget from
+        the assumed ``base_rate`` and ``r2``.
+    halfwidth : float, default 0.05
+        Target half-width of the pointwise intervals.
+    level : float, default 0.95
+    method : str, default 'auto'
+        The method whose standard errors are planned for (any method with a variance; with
+        ``inclusion``, one that supports design weights). Disjoint domains are planned on their
+        direct estimates (no Fay-Herriot smoothing), whose intervals the smoothed ones contain.
+    inclusion : str, optional
+        Column of inclusion probabilities of the labeled rows (as written by
+        :func:`slicewise.next_items`); see :func:`slicewise.profile`.
+    r2 : float or (float, float), default (0.0, 0.5)
+        Budgeting mode: the assumed local R^2 of the signals (a range: ``n_more`` uses the low
+        end, ``n_more_optimistic`` the high end).
+    base_rate : float, default 0.5
+        Budgeting mode: the assumed mean label (Var(Y) = p (1 - p); 0.5 is the worst case).
+    rng : int or numpy Generator, optional
+        Randomness of the cross-fitting methods (as in :func:`slicewise.profile`).
+
+    Returns
+    -------
+    PlanResult
+
+    Notes
+    -----
+    See :mod:`slicewise.planning.plan` for the formula. The prediction assumes the new labels
+    are spread uniformly within each slice and the per-label residual variance stays what the
+    pilot shows; a method whose R^2 grows with more labels (local coefficients) then does a
+    little better than planned.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, slicewise as sw
+    >>> rng = np.random.default_rng(0)
+    >>> level = rng.integers(1, 4, 3000)
+    >>> y = (rng.random(3000) < 0.5).astype(float)
+    >>> frame = pd.DataFrame({"level": level, "judge": y + rng.normal(0, 1, 3000), "y": y})
+    >>> frame.loc[rng.permutation(3000)[150:], "y"] = np.nan
+    >>> res = sw.plan(frame, z="level", signals="judge", label="y", method="naive",
+    ...               kind="ordinal", halfwidth=0.1)
+    >>> list(res.to_frame().columns[:4])
+    ['z', 'n_labeled', 'halfwidth', 'n_more']
+    >>> bool(res.total_more <= res.total_uniform)
+    True
+    """
+    from ..api import profile
+    from ..methods.registry import METHODS
+
+    target = check_nonnegative(halfwidth, name="halfwidth", func=FUNC, strict=True)
+    level = check_level(level, func=FUNC)
+    r2_low, r2_high = _check_r2(r2)
+    rate = check_nonnegative(base_rate, name="base_rate", func=FUNC)
+    if not rate <= 1.0:
+        raise ValueError(
+            f"The 'base_rate' parameter of {FUNC} must be a float in [0, 1]. Got {base_rate!r} "
+            "instead."
+        )
+    if method not in METHODS or not METHODS[method].variance:
+        valid = [name for name, spec in METHODS.items() if spec.variance]
+        raise ValueError(
+            f"The 'method' parameter of {FUNC} must be a method with a variance formula, one of "
+            f"{valid}. Got {method!r} instead."
+        )
+    frame = read_table(table) if isinstance(table, str | os.PathLike) else table
+    budgeting = label is None or label not in frame.columns or frame[label].notna().sum() == 0
+    if budgeting:
+        dummy = "__plan_label__"
+        pilot = _context(
+            frame.assign(**{dummy: 0.0}),
+            z=z,
+            signals=signals,
+            label=dummy,
+            kind=kind,
+            grid=grid,
+            bandwidth=bandwidth,
+            id=id,
+            missing=missing,
+        )
+        return _budget(pilot, target, level, method, (r2_low, r2_high), rate)
+    assert label is not None  # narrowed by ``budgeting``
+    pilot = _context(
+        frame,
+        z=z,
+        signals=signals,
+        label=label,
+        kind=kind,
+        grid=grid,
+        bandwidth=bandwidth,
+        id=id,
+        missing=missing,
+    )
+    result = profile(
+        frame,
+        z=z,
+        signals=signals,
+        label=label,
+        kind=kind,
+        method=method,
+        grid=grid,
+        bandwidth=bandwidth,
+        id=id,
+        missing=missing,
+        inclusion=inclusion,
+        smooth="none",
+        level=level,
+        rng=rng,
+    )
+    ctx = pilot.ctx
+    kernel = ctx.kernel(1.0)
+    index = pilot.items.labeled_index
+    k_lab = take_rows(kernel, index)
+    mass = column_sums(k_lab)
+    if inclusion is not None:
+        pi = read_inclusion(frame, inclusion, pilot.labeled_rows, func=FUNC)
+        k_w = take_rows(kernel, index)
+        weights = k_w.multiply(1.0 / pi[:, None]) if not isinstance(k_w, np.ndarray) else None
+        k_w = np.asarray(k_w / pi[:, None]) if weights is None else weights.tocsr()
+        wsum, wsq = column_sums(k_w), square_column_sums(k_w)
+    else:
+        wsum, wsq = mass, square_column_sums(k_lab)
+    pool = ctx.moments("none", np.zeros((ctx.n_pool, 0)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(wsq > 0, wsum**2 / np.where(wsq > 0, wsq, 1.0), 0.0)
+        fraction = np.clip(np.where(pool.mass > 0, mass / pool.mass, 1.0), 0.0, 1.0)
+        sigma2 = result.se**2 * n_eff / (1.0 - fraction)
+    from ..results import critical_value
+
+    bias = np.zeros(result.size) if result.bias_bound is None else result.bias_bound
+    current = critical_value(level, result.df) * result.se + bias
+    notes: list[str] = []
+    known = np.isfinite(sigma2) & (fraction < 1.0)
+    if (~known & (fraction < 1.0)).any():
+        fill = float(np.median(sigma2[known])) if known.any() else rate * (1 - rate) * (1 - r2_low)
+        notes.append(
+            f"{int((~known & (fraction < 1.0)).sum())} grid point(s) have no standard error yet; "
+            f"their per-label variance is taken as {fill:.4g} (the median of the others, or the "
+            "assumed base rate and R^2)."
+        )
+        sigma2 = np.where(known | (fraction >= 1.0), sigma2, fill)
+    sigma2 = np.where(np.isfinite(sigma2), np.maximum(sigma2, MIN_SIGMA2), MIN_SIGMA2)
+    df_now = np.full(result.size, np.inf) if result.df is None else result.df
+    df = np.where(np.isfinite(df_now), df_now, n_eff - 1.0)
+    delta, predicted = labels_needed(
+        sigma2,
+        n_eff,
+        fraction,
+        pool.n_eff,
+        target=target,
+        level=level,
+        df_offset=np.maximum(n_eff - df, 1.0),
+    )
+    if (predicted > target * 1.001).any():
+        notes.append(
+            f"{int((predicted > target * 1.001).sum())} grid point(s) cannot reach the "
+            "target even with every item of the neighbourhood labeled."
+        )
+    if method == "auto":
+        notes.append(
+            "Planned on auto's direct (unsmoothed) estimates; smoothed slices, if any, get "
+            "intervals that contain the direct ones."
+        )
+    return _finish(
+        pilot,
+        result.z,
+        n_eff,
+        current,
+        delta,
+        predicted,
+        sigma2,
+        pool.n_eff,
+        fraction,
+        target,
+        level,
+        method,
+        notes,
+    )
+
+
+def _finish(
+    pilot: _Pilot,
+    z: Any,
+    n_eff: FloatArray,
+    current: FloatArray,
+    delta: FloatArray,
+    predicted: FloatArray,
+    sigma2: FloatArray,
+    n_pool: FloatArray,
+    fraction: FloatArray,
+    target: float,
+    level: float,
+    method: str,
+    notes: Sequence[str],
+    optimistic: FloatArray | None = None,
+) -> PlanResult:
+    remaining = (1.0 - fraction) * n_pool
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = np.clip(np.where(remaining > 0, delta / remaining, 0.0), 0.0, 1.0)
+    nearest = nearest_point(pilot.ctx.kernel(1.0))
+    unlabeled = ~pilot.items.labeled
+    item_share = np.where(unlabeled & (nearest >= 0), share[np.maximum(nearest, 0)], 0.0)
+    rate = np.zeros(item_share.size)
+    rate[pilot.items.input_rows(np.arange(item_share.size))] = item_share
+    total = math.ceil(float(item_share.sum()) - 1e-9)
+    uniform = math.ceil(float(share.max(initial=0.0)) * int(unlabeled.sum()) - 1e-9)
+    return PlanResult(
+        z=z,
+        n_labeled=n_eff,
+        halfwidth=current,
+        n_more=np.ceil(delta - 1e-9).astype(np.intp),
+        n_more_optimistic=None
+        if optimistic is None
+        else np.ceil(optimistic - 1e-9).astype(np.intp),
+        predicted=predicted,
+        sigma=np.sqrt(sigma2),
+        n_pool=n_pool,
+        target=target,
+        level=level,
+        method=method,
+        total_more=total,
+        total_uniform=uniform,
+        item_rate=rate,
+        z_names=pilot.items.z_names,
+        notes=tuple(notes),
+    )
+
+
+def _budget(
+    pilot: _Pilot,
+    target: float,
+    level: float,
+    method: str,
+    r2: tuple[float, float],
+    rate: float,
+) -> PlanResult:
+    """Budgeting before any label: sigma^2 = p (1 - p) (1 - R^2) at both ends of the R^2 range."""
+    ctx = pilot.ctx
+    pool = ctx.moments("none", np.zeros((ctx.n_pool, 0)))
+    g = ctx.grid_size
+    zeros = np.zeros(g)
+    var_y = max(rate * (1.0 - rate), MIN_SIGMA2)
+    results = []
+    for value in (r2[0], r2[1]):
+        sigma2 = np.full(g, max(var_y * (1.0 - value), MIN_SIGMA2))
+        results.append(
+            (sigma2, *labels_needed(sigma2, zeros, zeros, pool.n_eff, target=target, level=level))
+        )
+    (sigma2, delta, predicted), (_, optimistic, _) = results
+    # No item is labeled yet (the dummy label marked them all).
+    unlabeled = _Pilot(
+        items=_unlabeled_view(pilot.items), ctx=ctx, labeled_rows=np.zeros(0, dtype=np.intp)
+    )
+    notes = [
+        f"Budget before any label: base rate {rate:g}, local R^2 between {r2[0]:g} (n_more) "
+        f"and {r2[1]:g} (n_more_optimistic) assumed; re-plan from the first labels."
+    ]
+    return _finish(
+        unlabeled,
+        ctx.locality.labels,
+        zeros,
+        np.full(g, np.nan),
+        delta,
+        predicted,
+        sigma2,
+        pool.n_eff,
+        zeros,
+        target,
+        level,
+        method,
+        notes,
+        optimistic,
+    )
+
+
+def _unlabeled_view(items: ItemTable) -> ItemTable:
+    from dataclasses import replace
+
+    return replace(items, label=np.full(items.n_pool, np.nan))
