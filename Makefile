@@ -28,8 +28,8 @@ demo: $(VENV)/.installed-base
 	$(BIN)/slicewise demo --out demo-output
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check src tests benchmarks scripts
-	$(BIN)/ruff format --check src tests benchmarks scripts
+	$(BIN)/ruff check src tests benchmarks scripts research
+	$(BIN)/ruff format --check src tests benchmarks scripts research
 
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy

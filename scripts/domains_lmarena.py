@@ -9,9 +9,9 @@ effects.
 
 Run from the repository root:
 
-    python scripts/domains_lmarena.py --fraction 0.4 --trials 200
-    python scripts/domains_lmarena.py --fraction 0.1 --trials 200
-    python scripts/domains_lmarena.py --fraction 0.1 --trials 40 --dbcv
+    python -m scripts.domains_lmarena --fraction 0.4 --trials 200
+    python -m scripts.domains_lmarena --fraction 0.1 --trials 200
+    python -m scripts.domains_lmarena --fraction 0.1 --trials 40 --dbcv
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from research.domain_harness import run_harness
 from slicewise.estimators.smoothing.pipeline import DomainProblem
 from slicewise.estimators.survey.base import pool_means
 from slicewise.reports.markdown import markdown_table
-from slicewise.studies.domain_harness import run_harness
 
 DATA = Path("..") / "shared" / "data" / "lmarena" / "battles.csv"
 

@@ -10,8 +10,8 @@ Two settings, both with a 10% stratified (proportional) budget and repeated draw
 
 Run from the repository root:
 
-    python scripts/domains_psn_irt.py --setting single --candidate model_0 --reps 100
-    python scripts/domains_psn_irt.py --setting crossed --reps 100
+    python -m scripts.domains_psn_irt --setting single --candidate model_0 --reps 100
+    python -m scripts.domains_psn_irt --setting crossed --reps 100
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from research.domain_harness import run_harness
 from slicewise.estimators.smoothing.pipeline import DomainProblem
 from slicewise.reports.markdown import markdown_table
-from slicewise.studies.domain_harness import run_harness
 
 DATA = Path("..") / "shared" / "data" / "psn_irt" / "items.csv"
 MODELS = [f"model_{k}" for k in range(12)]

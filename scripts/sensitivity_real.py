@@ -7,12 +7,12 @@ Run from the repository root, after the main studies (``scripts.study_real`` wit
         --sparse psn_irt:difficulty,alpaca_eval:length,llmbar:length --reps 40 --jobs 2 \\
         --cache /tmp/sw_cache --out docs/results/sensitivity/
 
-* ``--stress``: the ridge x bandwidth grid (:func:`slicewise.studies.sensitivity.stress_grid`,
+* ``--stress``: the ridge x bandwidth grid (:func:`research.sensitivity.stress_grid`,
   Table 27) on each listed ``dataset:family`` (ordered profiles only), ``--reps`` splits;
 * ``--sparse``: the main study of each listed family restricted to the five grid points with the
   lowest pool effective sample size (read from ``--cache``);
 * ``--cv``: every feasible method with its tuning parameter chosen by within-L three-fold
-  cross-validation in every split (:func:`slicewise.studies.sensitivity.cv_study`, Table 28),
+  cross-validation in every split (:func:`research.sensitivity.cv_study`, Table 28),
   ``--cv-reps`` splits, compared with the fixed-parameter study on the same splits.
 
 Writes CSVs under ``--out`` and the markdown report ``docs/results/sensitivity.md`` (with the text
@@ -32,20 +32,20 @@ from typing import Any
 
 import pandas as pd
 
-from slicewise.reports.markdown import markdown_table
-from slicewise.studies.engine import study_cells
-from slicewise.studies.sensitivity import (
+from research import realdata
+from research.real_report import subset_methods
+from research.sensitivity import (
     StressResult,
     chosen_parameters,
     cv_study,
     sparse_summary,
     stress_grid,
 )
+from research.stamp import stamp
+from research.study_real import family_seed, feasible_methods
+from slicewise.reports.markdown import markdown_table
+from slicewise.studies.engine import study_cells
 from slicewise.studies.summary import StudyResult
-
-from . import realdata
-from .real_report import subset_methods
-from .study_real import family_seed, feasible_methods
 
 
 def _targets(text: str | None) -> list[tuple[str, str]]:
@@ -207,10 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     lines = [
         "# Sensitivity studies on the real-data cells (LACE paper, Appendix H.1)",
         "",
-        "Command (from the repository root):",
-        "",
-        f"    {command}",
-        "",
+        stamp(command),
         "The sparse-region section reads the main studies' results from `--cache`: run "
         "`scripts.study_real` for those datasets with the same `--cache` first (commands in the "
         "per-dataset reports). Stress grid and CV results are cached there too.",

@@ -1,4 +1,4 @@
-"""Real-data cells (scripts/realdata.py): no label leaks into the signals, documented shapes.
+"""Real-data cells (research/realdata.py): no label leaks into the signals, documented shapes.
 
 Most tests read ../shared/data relative to the repository root. A clean checkout of this
 repository (as in CI) does not have that folder, so they skip there with that reason; the
@@ -8,28 +8,22 @@ of the study engine run on synthetic data elsewhere.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from slicewise.methods.registry import METHODS
-from slicewise.studies.engine import CellSpec
-
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # scripts/ is a package at the repository root, not installed
-    sys.path.insert(0, str(ROOT))
-
-from scripts import realdata  # noqa: E402
-from scripts.study_real import (  # noqa: E402
+from research import realdata
+from research.study_real import (
     feasible_methods,
     main,
     merge_methods,
     run_family,
     scratch,
 )
+from slicewise.methods.registry import METHODS
+from slicewise.studies.engine import CellSpec
 
 needs_data = pytest.mark.skipif(
     not realdata.DATA_DIR.is_dir(),

@@ -1,4 +1,5 @@
-"""Sensitivity studies: stress grid identities, within-L CV against sw.select, sparse region, CLI."""
+"""Sensitivity studies (research/sensitivity.py): stress grid identities, within-L CV against
+sw.select, sparse region; the CLI keeps only the sparse region."""
 
 from __future__ import annotations
 
@@ -9,12 +10,7 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
-from slicewise.api import build_context, make_options
-from slicewise.cli import main
-from slicewise.data.table import make_table
-from slicewise.methods.base import LabeledSet
-from slicewise.studies.engine import CellSpec, study_cells
-from slicewise.studies.sensitivity import (
+from research.sensitivity import (
     chosen_parameters,
     cv_fit,
     cv_study,
@@ -22,6 +18,11 @@ from slicewise.studies.sensitivity import (
     sparse_summary,
     stress_grid,
 )
+from slicewise.api import build_context, make_options
+from slicewise.cli import main
+from slicewise.data.table import make_table
+from slicewise.methods.base import LabeledSet
+from slicewise.studies.engine import CellSpec, study_cells
 
 SIGNALS = ("s1", "s2", "s3")
 
@@ -259,19 +260,19 @@ def test_sparse_region_keeps_the_points_with_lowest_pool_effective_size() -> Non
 # ---------------------------------------------------------------- command line
 
 
-def test_study_command_runs_stress_cv_and_sparse(tmp_path: Path) -> None:
+def test_study_command_reports_the_sparse_region_and_left_the_research_studies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     items = tmp_path / "items.csv"
     synthetic(3, m=300).to_csv(items, index=False)
     base = ["study", str(items), "--z", "z", "--signals", "s1,s2,s3", "--label", "y"]
-    base += ["--budgets", "30,60", "--reps", "3", "--no-progress"]
-    assert main([*base, "--stress", "--out", str(tmp_path / "stress")]) == 0
-    summary = pd.read_csv(tmp_path / "stress" / "stress_summary.csv")
-    assert list(summary["budget"]) == [30, 60]
-    assert len(pd.read_csv(tmp_path / "stress" / "stress.csv")) == 25 * 2
-    assert "min RE at h0" in (tmp_path / "stress" / "stress.md").read_text()
-    cv_args = ["--cv", "--methods", "naive,lace", "--sparse", "5", "--out", str(tmp_path / "cv")]
-    assert main([*base, *cv_args]) == 0
-    assert (tmp_path / "cv" / "chosen.csv").exists()
-    sparse = pd.read_csv(tmp_path / "cv" / "sparse" / "summary.csv")
+    base += ["--budgets", "30,60", "--reps", "3", "--no-progress", "--methods", "naive,lace"]
+    assert main([*base, "--sparse", "5", "--out", str(tmp_path / "study")]) == 0
+    sparse = pd.read_csv(tmp_path / "study" / "sparse" / "summary.csv")
     assert set(sparse["method"]) == {"naive", "lace"}
-    assert main([*base, "--stress", "--sparse", "5"]) == 2
+    # the stress grid and per-split CV are research code now (research/sensitivity.py)
+    for flag in ("--stress", "--cv"):
+        with pytest.raises(SystemExit) as raised:
+            main([*base, flag])
+        assert raised.value.code == 2
+        assert f"unrecognized arguments: {flag}" in capsys.readouterr().err

@@ -59,34 +59,22 @@ def _add_study_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bandwidth", type=float, default=None, help="profile bandwidth")
     parser.add_argument("--primary", default=None, help="primary judge signal column")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes over cells")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--stress",
-        action="store_true",
-        help="instead of the method comparison, run LACE's ridge x bandwidth stress grid "
-        "(lambda in 0.03-3, h/h0 in 0.5-2, b = h; LACE paper Table 27; the paper uses 40 reps)",
-    )
-    mode.add_argument(
-        "--cv",
-        action="store_true",
-        help="choose every method's tuning parameter by within-L 3-fold cross-validation "
-        "inside every split (LACE paper Table 28)",
-    )
     parser.add_argument(
         "--sparse",
         type=int,
         default=None,
         metavar="K",
         help="also report the study on each cell's K grid points with the lowest pool "
-        "effective sample size (the sparse region; the paper uses 5); writes OUT/sparse/",
+        "effective sample size (the sparse region; the paper uses 5); writes OUT/sparse/. "
+        "(the paper's stress grid and per-split CV are in research/sensitivity.py)",
     )
     _add_study_common(parser, budgets="50,100,200", reps=100)
 
 
 def _run_study(args: argparse.Namespace) -> int:
+    from .._validation import check_positive_int
     from ..data.files import read_table
     from ..studies.engine import CellSpec, study_cells
-    from ..studies.sensitivity import cv_study, sparse_region, stress_grid
 
     frame = read_table(args.items)
     signals = args.signals or []
@@ -104,82 +92,26 @@ def _run_study(args: argparse.Namespace) -> int:
         )
         for label in args.label
     ]
-    if args.stress:
-        if args.sparse is not None:
-            raise ValueError("--sparse applies to the method comparison and --cv, not --stress.")
-        stress = stress_grid(
-            cells, budgets=args.budgets, reps=args.reps, rng=args.seed, n_jobs=args.jobs
-        )
-        _report_stress(stress, args)
-        return 0
-    if args.cv:
-        result = cv_study(
-            cells,
-            methods=args.methods,
-            budgets=args.budgets,
-            reps=args.reps,
-            rng=args.seed,
-            n_jobs=args.jobs,
-        )
-    else:
-        result = study_cells(
-            cells,
-            methods=args.methods,
-            budgets=args.budgets,
-            reps=args.reps,
-            rng=args.seed,
-            n_jobs=args.jobs,
-            progress=not args.no_progress,
-            ridge=args.ridge,
-        )
+    if args.sparse is not None:
+        check_positive_int(args.sparse, name="sparse", func="slicewise study")
+    result = study_cells(
+        cells,
+        methods=args.methods,
+        budgets=args.budgets,
+        reps=args.reps,
+        rng=args.seed,
+        n_jobs=args.jobs,
+        progress=not args.no_progress,
+        ridge=args.ridge,
+    )
     _report_study(result, args)
     write_report(args, result)
-    if args.cv and args.out is not None:
-        from ..studies.sensitivity import chosen_parameters
-
-        path = Path(args.out) / "chosen.csv"
-        chosen_parameters(result).to_csv(path, index=False)
-        print(f"wrote {path}")
     if args.sparse is not None:
         print(f"\nSparse region ({args.sparse} grid points with the lowest pool n_eff):")
-        sparse = sparse_region(result, k=args.sparse)
+        sparse = result.restrict("sparse", k=args.sparse)
         out = None if args.out is None else Path(args.out) / "sparse"
         _report_study(sparse, argparse.Namespace(out=out))
     return 0
-
-
-def _report_stress(result: Any, args: argparse.Namespace) -> None:
-    """Print the Table-27 summary; with --out write the grid, per-cell minima and a report."""
-    print(result.table())
-    if args.out is None:
-        return
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    files = {
-        "stress.csv": result.frame(),
-        "stress_cells.csv": result.cell_minimum(),
-        "stress_summary.csv": result.summary(),
-    }
-    for name, frame in files.items():
-        frame.to_csv(out / name, index=False)
-        print(f"wrote {out / name}")
-    command = "slicewise " + " ".join(sys.argv[1:]) if sys.argv[1:] else ""
-    lines = [f"Command: `{command}`", "", result.table(), ""]
-    for budget in [*result.budgets, "overall"]:
-        grid = result.grid(budget)
-        lines += [
-            f"Geometric-mean RE of LACE over cells, n = {budget} (rows lambda, columns h/h0):",
-            "",
-            "| lambda | " + " | ".join(f"{c:g}" for c in grid.columns) + " |",
-            "|" + "---|" * (len(grid.columns) + 1),
-            *[
-                f"| {r:g} | " + " | ".join(f"{v:.3f}" for v in grid.loc[r]) + " |"
-                for r in grid.index
-            ],
-            "",
-        ]
-    (out / "stress.md").write_text("\n".join(lines))
-    print(f"wrote {out / 'stress.md'}")
 
 
 def _report_study(result: Any, args: argparse.Namespace) -> None:

@@ -18,11 +18,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._typing import FloatArray, IntArray, ObjectArray
-from ..data.designs import Allocation, DesignSample, draw, draw_stratified, sample_from_design
-from ..estimators.smoothing.bayes import mixture_interval
-from ..estimators.smoothing.pipeline import DomainFit, DomainProblem, fit_domains
-from ..selection.dbcv import design_cv
+from slicewise._typing import FloatArray, IntArray, ObjectArray
+from slicewise.data.designs import (
+    Allocation,
+    DesignSample,
+    draw,
+    draw_stratified,
+    sample_from_design,
+)
+from slicewise.estimators.smoothing.bayes import mixture_interval
+from slicewise.estimators.smoothing.pipeline import DomainFit, DomainProblem, fit_domains
+from slicewise.selection.dbcv import design_cv
 
 
 def interval_score(

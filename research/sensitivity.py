@@ -29,22 +29,22 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from .._typing import TARGETS, FloatArray, Target
-from .._validation import check_choice, check_level, check_positive_int, check_rng
-from ..api import build_context, check_method_needs, make_options
-from ..data.folds import balanced_folds
-from ..data.table import ItemTable, make_table
-from ..methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext
-from ..methods.registry import METHODS
-from ..selection.cv import MIN_PER_FOLD, fold_scores
-from .engine import (
+from slicewise._typing import TARGETS, FloatArray, Target
+from slicewise._validation import check_choice, check_level, check_positive_int, check_rng
+from slicewise.api import build_context, check_method_needs, make_options
+from slicewise.data.folds import balanced_folds
+from slicewise.data.table import ItemTable, make_table
+from slicewise.methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext
+from slicewise.methods.registry import METHODS
+from slicewise.selection.cv import MIN_PER_FOLD, fold_scores
+from slicewise.studies.engine import (
     CellSpec,
     _check_study_args,
     fit_splits,
     matched_splits,
     pool_profile,
 )
-from .summary import CellStudy, StudyResult
+from slicewise.studies.summary import CellStudy, StudyResult
 
 #: Ridge penalties of the stress grid (LACE paper, Appendix H.1).
 RIDGES = (0.03, 0.1, 0.3, 1.0, 3.0)

@@ -1,4 +1,4 @@
-"""Markdown reports and plots of the real-data studies (used by :mod:`scripts.study_real`)."""
+"""Markdown reports and plots of the real-data studies (used by :mod:`research.study_real`)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import pandas as pd
 
 from slicewise.reports.markdown import markdown_table
 from slicewise.reports.study_output import write_study_outputs
-from slicewise.studies.sensitivity import sparse_summary
 from slicewise.studies.summary import CellStudy, StudyResult
 
 from . import realdata
+from .sensitivity import sparse_summary
+from .stamp import stamp, stamp_file
 
 if TYPE_CHECKING:
     from .study_real import FamilyRun
@@ -83,6 +84,11 @@ def write_family_outputs(
 ) -> list[Path]:
     """The engine's outputs plus the profile panels of one family."""
     written = write_study_outputs(result, out, command=command)
+    for table in (out / "table.md", out / "table.tex"):
+        if table in written:  # the table's own "Command:" line is replaced by the full stamp
+            if table.suffix == ".md":
+                table.write_text(table.read_text().removeprefix(f"Command: `{command}`\n\n"))
+            stamp_file(table, command)
     records = out / "records.csv"
     if records in written:  # per-split MSEs: compressed, they are large for big studies
         pd.read_csv(records).to_csv(out / "records.csv.gz", index=False)
@@ -309,10 +315,7 @@ def write_report(
         "",
         data.description,
         "",
-        "Command (from the repository root):",
-        "",
-        f"    {command}",
-        "",
+        stamp(command),
         f"Matched splits per cell: {', '.join(map(str, reps))}; budgets "
         f"{', '.join(map(str, runs[0].result.budgets))}; target: the realized full-pool profile "
         "(pool target); RE = mean MSE(naive) / mean MSE(method) over the same splits, with 95% "
