@@ -2,7 +2,7 @@
 cheap signals, with honest uncertainty.
 
 >>> import slicewise as sw
->>> sorted(sw.methods()["method"])[:3]
+>>> sorted(sw.methods("profile")["method"])[:3]
 ['aug_plugin', 'auto', 'global_cv']
 
 The public names are loaded on first use (PEP 562), so ``import slicewise`` and the command line

@@ -1,6 +1,9 @@
-"""The method registry: every profile method by name, with what it needs and how to tune it."""
+"""The method registry: every profile method by name, with what it needs and how to tune it;
+:func:`methods` also lists the domain methods of :func:`slicewise.domains`."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 import pandas as pd
 
@@ -181,33 +184,104 @@ _SPECS = (
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _SPECS}
 
 
-def methods() -> pd.DataFrame:
-    """Every profile method with a one-line description, its needs and its tuning parameter.
+#: The domain methods of :func:`slicewise.domains` (``estimators/smoothing/pipeline.py``): what
+#: each one needs besides the domain column, the gold label and the sampling design (inclusion
+#: probabilities, or simple random sampling within strata), and a one-line description.
+DOMAIN_METHODS: dict[str, tuple[tuple[str, ...], str]] = {
+    "ht": ((), "Horvitz-Thompson: design-weighted labeled total over the domain's pool size."),
+    "hajek": ((), "Hajek: design-weighted labeled mean (ratio of HT totals)."),
+    "ppi": (
+        ("signals",),
+        "PPI: pool mean of a prediction plus the HT mean of the labeled residuals.",
+    ),
+    "ppi++": (
+        ("signals",),
+        "PPI++: PPI with the prediction scaled by its variance-minimising coefficient.",
+    ),
+    "greg": (
+        ("signals",),
+        "GREG: HT plus a regression correction with one slope pooled over all domains.",
+    ),
+    "fh": (
+        (),
+        "Fay-Herriot REML/EBLUP on the direct estimates (GREG with signals, else HT); "
+        "Prasad-Rao MSE; taxonomy levels if given.",
+    ),
+    "pp-s": (
+        (),
+        "PP-S: Bayesian Fay-Herriot on the direct estimates, exact integration, mixture intervals.",
+    ),
+    "pp-ts": (
+        ("taxonomy",),
+        "PP-TS: PP-S with additive random effects per taxonomy level (nested or crossed).",
+    ),
+}
+
+EntryPoint = Literal["profile", "domains"]
+ENTRY_POINTS: tuple[EntryPoint, ...] = ("profile", "domains")
+
+
+def methods(entry_point: EntryPoint | None = None) -> pd.DataFrame:
+    """Every method with a one-line description, its entry point, its needs and its tuning.
+
+    Parameters
+    ----------
+    entry_point : {'profile', 'domains'}, optional
+        Only the methods of :func:`slicewise.profile` (and the functions built on it: select,
+        study, profile_models, gap, rank_models, deployment_score, cascade), or only those of
+        :func:`slicewise.domains`. Default: both, profile methods first.
 
     Returns
     -------
     pandas.DataFrame
-        Columns: method, description, needs, tunable, default_grid, interval, inclusion
-        (whether the method weights by known inclusion probabilities, ``inclusion=``).
+        Columns: method, entry_point ('profile' or 'domains': the function whose ``method=``
+        takes the name), description, needs (inputs besides Z and the gold label; every domain
+        method also needs the sampling design), tunable, default_grid, interval (whether it
+        reports a standard error), inclusion (whether it weights by known inclusion
+        probabilities, ``inclusion=``).
 
     Examples
     --------
     >>> import slicewise as sw
     >>> "lace" in set(sw.methods()["method"])
     True
+    >>> sw.methods("domains")["method"].tolist()
+    ['ht', 'hajek', 'ppi', 'ppi++', 'greg', 'fh', 'pp-s', 'pp-ts']
     """
-    rows = [
-        {
-            "method": spec.name,
-            "description": spec.description,
-            "needs": ", ".join(spec.needs) or "-",
-            "tunable": spec.tunable or "-",
-            "default_grid": ", ".join(f"{v:g}" for v in spec.grid) or "-",
-            "interval": spec.variance,
-            "inclusion": spec.design_weights,
-        }
-        for spec in METHODS.values()
-    ]
+    from .._validation import check_choice
+    from ..estimators.smoothing.pipeline import METHODS as PIPELINE_METHODS
+
+    if entry_point is not None:
+        entry_point = check_choice(entry_point, ENTRY_POINTS, name="entry_point", func="methods")
+    rows: list[dict[str, object]] = []
+    if entry_point in (None, "profile"):
+        rows += [
+            {
+                "method": spec.name,
+                "entry_point": "profile",
+                "description": spec.description,
+                "needs": ", ".join(spec.needs) or "-",
+                "tunable": spec.tunable or "-",
+                "default_grid": ", ".join(f"{v:g}" for v in spec.grid) or "-",
+                "interval": spec.variance,
+                "inclusion": spec.design_weights,
+            }
+            for spec in METHODS.values()
+        ]
+    if entry_point in (None, "domains"):
+        rows += [
+            {
+                "method": name,
+                "entry_point": "domains",
+                "description": DOMAIN_METHODS[name][1],
+                "needs": ", ".join(DOMAIN_METHODS[name][0]) or "-",
+                "tunable": "-",
+                "default_grid": "-",
+                "interval": True,
+                "inclusion": True,
+            }
+            for name in PIPELINE_METHODS
+        ]
     return pd.DataFrame(rows)
 
 
