@@ -93,11 +93,10 @@ def ridge_coefficient(
         & np.all(np.isfinite(cross), axis=1)
         & np.all(np.isfinite(cov), axis=(1, 2))
     )
-    safe_cov = np.where(usable[:, None, None], cov, 0.0)
     target = np.zeros(p) if prior is None else np.asarray(prior, dtype=np.float64)
     safe_cross = np.where(usable[:, None], cross, 0.0) + ridge * target
-    eigval, eigvec = np.linalg.eigh(safe_cov)
-    eigval = np.clip(eigval, 0.0, None)  # round-off can make a PSD matrix slightly indefinite
+    eigval, eigvec = pool.cov_b_eigen  # cached per pool; clipped at 0 against round-off
+    eigval = np.where(usable[:, None], eigval, 0.0)
     denom = eigval + ridge
     scale = np.max(np.abs(denom), axis=1, keepdims=True)
     keep = denom > EIGEN_TOL * np.maximum(scale, 1.0)

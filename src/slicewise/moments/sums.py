@@ -18,6 +18,7 @@ weights w and w^2. Any residual variance :math:`\\sum_L w_i^2 (e_i - \\bar e)^2`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -140,6 +141,15 @@ class PoolMoments:
     n_eff: FloatArray
     mean: FloatArray
     cov_b: FloatArray
+
+    @cached_property
+    def cov_b_eigen(self) -> tuple[FloatArray, FloatArray]:
+        """Eigenvalues (clipped at 0) and eigenvectors of :attr:`cov_b`, non-finite grid points
+        zeroed: computed once per pool moments and reused by every coefficient fit (every fold,
+        candidate and label draw), since the pool covariance does not depend on the labels."""
+        finite = np.all(np.isfinite(self.cov_b), axis=(1, 2))
+        values, vectors = np.linalg.eigh(np.where(finite[:, None, None], self.cov_b, 0.0))
+        return np.clip(values, 0.0, None), vectors
 
     def first_columns(self, count: int) -> PoolMoments:
         """The moments of the first ``count`` features only."""

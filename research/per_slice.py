@@ -1,0 +1,159 @@
+"""Per-slice validity of the default (``auto``) on the real datasets (issue 11).
+
+Run from the repository root::
+
+    python -m research.per_slice --dataset llmbar --reps 100 --out docs/results/per_slice
+
+For every family of cells of a dataset (:mod:`research.realdata`), every cell and every budget,
+``auto`` and the gold-only mean (``naive``) are fitted on the same matched label splits
+(:func:`slicewise.studies.engine.study_cells`) and compared per slice (grid point) with the
+realized full-pool profile:
+
+* coverage of the reported 95% intervals (bias bounds of smoothed slices included);
+* bias in Monte-Carlo standard errors, sd(err) / sqrt(reps);
+* RMSE against the gold-only RMSE of the same slice, with a paired Monte-Carlo test of the MSE
+  difference ("worse beyond MC error": mean(err_auto^2 - err_naive^2) > 2 MC standard errors);
+* labels in expectation: budget x (the slice's share of the pool, by Kish's effective size).
+
+The per-family table reports the mean coverage, the worst slice with at least 20 labels in
+expectation, and how many such slices are biased by more than 3 MC standard errors or worse than
+gold-only beyond MC error; also the geometric-mean relative efficiency over cells (mean MSE of
+naive over auto across the grid, as in docs/results/auto.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from slicewise.reports.markdown import markdown_table
+from slicewise.results import critical_value
+from slicewise.studies.engine import study_cells
+from slicewise.studies.summary import CellStudy
+
+from . import realdata
+from .stamp import stamp
+
+MIN_LABELS = 20.0
+
+
+def slice_table(cell: CellStudy, family: str, level: float = 0.95) -> pd.DataFrame:
+    """One row per (budget, slice) of one cell: coverage, bias, RMSE against gold-only."""
+    m_auto, m_naive = cell.methods.index("auto"), cell.methods.index("naive")
+    rows = []
+    share = cell.pool_n_eff / cell.n_pool
+    for b, budget in enumerate(cell.budgets):
+        err_a = cell.estimates[m_auto, b] - cell.truth
+        err_n = cell.estimates[m_naive, b] - cell.truth
+        dfs = None if cell.dfs is None else cell.dfs[m_auto, b]
+        half = critical_value(level, dfs) * np.sqrt(cell.variances[m_auto, b])
+        if cell.bounds is not None:
+            half = half + cell.bounds[m_auto, b]
+        for g in range(err_a.shape[1]):
+            ea, en, hg = err_a[:, g], err_n[:, g], half[:, g]
+            ok = np.isfinite(ea) & np.isfinite(en)
+            if ok.sum() < 2:
+                continue
+            ea, en, hg = ea[ok], en[ok], hg[ok]
+            diff = ea**2 - en**2
+            mcse = float(ea.std(ddof=1) / np.sqrt(ea.size))
+            rows.append(
+                {
+                    "family": family,
+                    "cell": cell.name,
+                    "budget": budget,
+                    "z": str(cell.z[g]),
+                    "expected_labels": float(budget * share[g]),
+                    "reps": int(ok.sum()),
+                    "coverage": float(np.mean(np.abs(ea) <= hg)),
+                    "bias": float(ea.mean()),
+                    "bias_z": float(ea.mean() / mcse) if mcse > 0 else 0.0,
+                    "rmse_auto": float(np.sqrt(np.mean(ea**2))),
+                    "rmse_naive": float(np.sqrt(np.mean(en**2))),
+                    "worse": bool(diff.mean() > 2 * diff.std(ddof=1) / np.sqrt(diff.size)),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def family_summary(slices: pd.DataFrame) -> pd.DataFrame:
+    """Per family and budget: mean coverage, the worst slice with >= 20 expected labels, counts
+    of biased / worse slices among those, and the geometric-mean RE over cells."""
+    out = []
+    for (family, budget), part in slices.groupby(["family", "budget"], sort=False):
+        big = part[part["expected_labels"] >= MIN_LABELS]
+        per_cell = part.groupby("cell").apply(
+            lambda c: np.mean(c["rmse_naive"] ** 2) / np.mean(c["rmse_auto"] ** 2),
+            include_groups=False,
+        )
+        worst = big.loc[big["coverage"].idxmin()] if len(big) else None
+        out.append(
+            {
+                "family": family,
+                "budget": budget,
+                "cells": part["cell"].nunique(),
+                "slices": len(part),
+                "re_geomean": float(np.exp(np.mean(np.log(per_cell)))),
+                "mean_coverage": float(part["coverage"].mean()),
+                "slices_20": len(big),
+                "worst_coverage_20": float(worst["coverage"]) if worst is not None else np.nan,
+                "worst_slice": f"{worst['cell']} / {worst['z']}" if worst is not None else "",
+                "biased_20": int((big["bias_z"].abs() > 3).sum()),
+                "worse_20": int(big["worse"].sum()),
+                "worst_coverage_all": float(part["coverage"].min()),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", required=True, choices=sorted(realdata.BUILDERS))
+    parser.add_argument("--families", default=None, help="comma-separated; default all")
+    parser.add_argument("--cells", type=int, default=None, help="first N cells per family")
+    parser.add_argument("--budgets", default=None, help="comma-separated; default the dataset's")
+    parser.add_argument("--reps", type=int, default=100)
+    parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default="docs/results/per_slice")
+    args = parser.parse_args(argv)
+    families = None if args.families is None else args.families.split(",")
+    data = realdata.load(args.dataset, families=families)
+    budgets = (
+        data.budgets if args.budgets is None else tuple(int(b) for b in args.budgets.split(","))
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = []
+    start = time.perf_counter()
+    for family in data.families:
+        cells = list(family.cells)[: args.cells]
+        result = study_cells(
+            cells,
+            methods=("naive", "auto"),
+            budgets=budgets,
+            reps=args.reps,
+            rng=args.seed,
+            n_jobs=args.jobs,
+        )
+        tables.extend(slice_table(cell, family.name) for cell in result.cells)
+    slices = pd.concat(tables, ignore_index=True)
+    slices.insert(0, "dataset", args.dataset)
+    summary = family_summary(slices)
+    summary.insert(0, "dataset", args.dataset)
+    slices.to_csv(out / f"{args.dataset}_slices.csv", index=False)
+    summary.to_csv(out / f"{args.dataset}_summary.csv", index=False)
+    text = stamp(f"python -m research.per_slice {' '.join(argv or [])}".strip())
+    text += (
+        f"\n\n{time.perf_counter() - start:.0f} s\n\n" + markdown_table(summary, digits=3) + "\n"
+    )
+    (out / f"{args.dataset}.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
