@@ -51,7 +51,7 @@ def test_each_model_equals_profile_on_its_own_table_per_model_signals(kind: str)
         own = sw.profile(
             wide, z=z, signals=signals[f"m{k}"], label=f"y{k}", kind=kind, method="lace"
         )
-        _same(res[f"m{k}"], own)
+        _same(res[f"m{k}"], own, exact=False)  # profile canonicalises the item order
 
 
 def test_per_item_signals_shared_across_models() -> None:
@@ -140,7 +140,7 @@ def test_long_models_on_different_item_subsets_share_the_union_grid() -> None:
             bandwidth=0.4,
             method="lace",
         )
-        _same(res[name], own)
+        _same(res[name], own, exact=False)  # profile canonicalises the item order
     # the default grid and bandwidth come from the union of items (all of m0's rows here)
     default = sw.profile_models(
         sub, z="diff", label="y", signals=["judge"], model="model", id="id", method="lace"

@@ -49,7 +49,10 @@ class ModelPanel:
     rows : tuple of ndarray
         For each model, the positions (into :attr:`items`) of that model's rows, in table order.
     tables : tuple of ItemTable
-        For each model, its own pool: Z with the item-level codes, its signals and gold labels.
+        For each model, its own pool: Z with the item-level codes, its signals and gold labels,
+        in the canonical order of :func:`slicewise.data.table.canonical_order` (so a model's
+        profile does not depend on the order of its rows); ``rows`` of each table gives the
+        position of each item among that model's rows of the frame.
     layout : {'long', 'wide'}
     """
 
@@ -157,12 +160,14 @@ def _model_table(
             kind=items.kind,
             id=id,
             missing=missing,
+            canonical=True,
             func=func,
         )
     except ValueError as err:
         raise ValueError(f"Model {name!r}: {err}") from err
+    order = np.arange(rows.size, dtype=np.intp) if table.rows is None else table.rows
     return ItemTable(
-        z=items.z[rows],
+        z=items.z[rows[order]],
         kind=items.kind,
         z_names=items.z_names,
         levels=items.levels,
@@ -172,7 +177,13 @@ def _model_table(
         label_name=table.label_name,
         ids=table.ids,
         notes=table.notes,
+        rows=order,
     )
+
+
+def _item_rows(rows: IntArray, table: ItemTable) -> IntArray:
+    """Item positions of a model table's rows, in its (canonical) table order."""
+    return rows if table.rows is None else rows[table.rows]
 
 
 def make_panel(
@@ -314,7 +325,7 @@ def _wide_panel(
     return ModelPanel(
         items=items,
         models=tuple(names),
-        rows=tuple(rows for _ in names),
+        rows=tuple(_item_rows(rows, t) for t in tables),
         tables=tables,
         layout="wide",
     )
@@ -412,7 +423,7 @@ def _long_panel(
     return ModelPanel(
         items=items,
         models=tuple(names),
-        rows=tuple(rows_of[m] for m in names),
+        rows=tuple(_item_rows(rows_of[m], t) for m, t in zip(names, tables, strict=True)),
         tables=tables,
         layout="long",
     )
