@@ -1,0 +1,154 @@
+"""sw.next_items (issue 14): the uniform floor, the design carried by the table across batches,
+and a seeded Monte-Carlo check that the adaptive multi-batch protocol ending with
+sw.profile(inclusion='pi') is unbiased and covers."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import slicewise as sw
+from slicewise.exceptions import SlicewiseWarning
+
+SIGNALS = ["judge", "easy", "judge_easy"]
+THETA = np.array([0.3, 0.5, 0.6, 0.8])
+EASY_SHARE = np.array([0.8, 0.6, 0.4, 0.2])
+
+
+def split_judge_pool(rng: np.random.Generator, m: int = 3000) -> pd.DataFrame:
+    """Four levels; the judge is right 98% of the time on 'easy' items and a coin flip on the
+    others; the easy share falls with the level (signal quality varies across Z and items)."""
+    level = rng.integers(1, 5, m)
+    y = (rng.random(m) < THETA[level - 1]).astype(float)
+    easy = (rng.random(m) < EASY_SHARE[level - 1]).astype(float)
+    coin = (rng.random(m) < 0.5).astype(float)
+    judge = np.where(easy == 1, np.where(rng.random(m) < 0.98, y, 1 - y), coin)
+    return pd.DataFrame(
+        {"level": level, "easy": easy, "judge": judge, "judge_easy": judge * easy, "y": y}
+    )
+
+
+def _pilot(full: pd.DataFrame, n0: int, rng: np.random.Generator) -> pd.DataFrame:
+    table = full.copy()
+    keep = np.zeros(len(table), dtype=bool)
+    keep[rng.choice(len(table), n0, replace=False)] = True
+    table.loc[~keep, "y"] = np.nan
+    return table
+
+
+def _next(table: pd.DataFrame, **kwargs: object) -> pd.DataFrame:
+    return sw.next_items(
+        table,
+        z="level",
+        signals=SIGNALS,
+        label="y",
+        kind="ordinal",
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_probabilities_never_below_the_uniform_floor(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    full = split_judge_pool(rng)
+    table = _pilot(full, 100, rng)
+    for batch, floor in [(150, 0.3), (300, 0.2)]:
+        before = table["pi"].to_numpy() if "pi" in table else np.full(len(table), 100 / 3000)
+        unlabeled = table["y"].isna().to_numpy()
+        out = _next(table, batch=batch, floor=floor, rng=rng)
+        p = 1.0 - (1.0 - out["pi"].to_numpy()) / (1.0 - before)
+        assert p[unlabeled].min() >= floor * batch / unlabeled.sum() - 1e-12
+        assert p.max() <= 1.0 + 1e-12
+        assert abs(p[unlabeled].sum() - batch) < 1e-6  # expected batch size
+        assert not out["selected"][~unlabeled].any()  # labeled rows are never selected again
+        out.loc[out["selected"], "y"] = full["y"][out["selected"]]
+        table = out
+
+
+def test_uniform_strategy_and_pilot_probability() -> None:
+    rng = np.random.default_rng(3)
+    full = split_judge_pool(rng, m=2000)
+    table = _pilot(full, 100, rng)
+    out = _next(table, batch=190, strategy="uniform", rng=1)
+    expected = 1.0 - (1.0 - 100 / 2000) * (1.0 - 190 / 1900)
+    np.testing.assert_allclose(out["pi"], expected, rtol=0, atol=1e-12)
+    assert list(out.columns) == [*full.columns, "selected", "pi"]
+    assert out.index.equals(table.index)
+    # equal probabilities: the design-weighted profile is the unweighted one
+    out.loc[out["selected"], "y"] = full["y"][out["selected"]]
+    common = dict(z="level", signals=SIGNALS, label="y", kind="ordinal", method="global_cv")
+    plain = sw.profile(out, **common)  # type: ignore[arg-type]
+    weighted = sw.profile(out, inclusion="pi", **common)  # type: ignore[arg-type]
+    np.testing.assert_allclose(weighted.estimate, plain.estimate, rtol=0, atol=1e-12)
+
+
+def test_few_labels_fall_back_to_uniform_with_a_warning() -> None:
+    rng = np.random.default_rng(4)
+    table = _pilot(split_judge_pool(rng, m=1000), 10, rng)
+    with pytest.warns(SlicewiseWarning, match="at least 20 labels"):
+        out = _next(table, batch=50, rng=0)
+    np.testing.assert_allclose(out["pi"], 1 - (1 - 10 / 1000) * (1 - 50 / 990), atol=1e-12)
+
+
+def test_bad_input() -> None:
+    rng = np.random.default_rng(5)
+    full = split_judge_pool(rng, m=1000)
+    table = _pilot(full, 100, rng)
+    out = _next(table, batch=50, rng=0)
+    with pytest.raises(ValueError, match="still unlabeled"):
+        _next(out, batch=50, rng=0)
+    out.loc[out["selected"], "y"] = full["y"][out["selected"]]
+    broken = out.assign(pi=out["pi"].where(out.index != 3, 1.5))
+    with pytest.raises(ValueError, match="outside \\[0, 1\\]"):
+        _next(broken, batch=50)
+    with pytest.raises(ValueError, match="'strategy' parameter of next_items"):
+        _next(out, strategy="greedy")
+    with pytest.raises(ValueError, match="'floor' parameter"):
+        _next(out, floor=0.0)
+    with pytest.raises(ValueError, match="'batch' parameter"):
+        _next(out, batch=0)
+
+
+def _protocol(seed: int, strategy: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    full = split_judge_pool(rng)
+    truth = full.groupby("level")["y"].mean().to_numpy()
+    table = _pilot(full, 100, rng)
+    for _ in range(3):
+        table = _next(table, batch=150, strategy=strategy, rng=rng)
+        table.loc[table["selected"], "y"] = full["y"][table["selected"]]
+    res = sw.profile(
+        table,
+        z="level",
+        signals=SIGNALS,
+        label="y",
+        kind="ordinal",
+        method="global_cv",
+        inclusion="pi",
+    )
+    ci = res.ci()
+    return res.estimate - truth, (ci.low <= truth) & (truth <= ci.high), res.se
+
+
+@pytest.mark.slow
+def test_adaptive_multi_batch_protocol_is_unbiased_and_covers() -> None:
+    from threadpoolctl import threadpool_limits
+
+    draws = 150
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SlicewiseWarning)
+        runs = [_protocol(seed, "adaptive") for seed in range(draws)]
+    errors = np.array([r[0] for r in runs])
+    covered = np.array([r[1] for r in runs])
+    z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
+    assert np.all(np.abs(z_bias) < 3.0), z_bias
+    count = int(covered.sum())
+    total = covered.size
+    assert count == 573, count  # pinned: 573 of 600 intervals (0.955)
+    assert 0.93 <= count / total <= 0.97
+    assert stats.binomtest(count, total, 0.95).pvalue > 0.01
+    assert covered.mean(axis=0).min() >= 0.90
