@@ -1,11 +1,13 @@
 # Two entry points on a fresh machine with Python 3.11 and pip:
 #   make demo   -- builds .venv, installs slicewise, runs `slicewise demo`
 #   make test   -- builds .venv with the dev extras, runs ruff, mypy --strict and the whole test suite
+# and one for the measured results (hours; not part of `make test`):
+#   make results -- regenerates every table in docs/results, each stamped with its command and commit
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest browser-deps bench clean
+.PHONY: demo test lint typecheck pytest browser-deps bench results results-smoke clean
 
 $(BIN)/python:
 	@echo "==> creating the virtualenv $(VENV) with $(PYTHON)"
@@ -55,6 +57,58 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.bench_methods
 	$(BIN)/python -m benchmarks.bench_study
 	$(BIN)/python -m benchmarks.bench_domains
+
+# Every table in docs/results, with the commands (and arguments) its Markdown file quotes. The real
+# data are read from ../shared/data. Generators that write their own reports stamp them
+# (research/stamp.py); the others run under `python -m research.stamp`, which stamps the tables
+# they write (--tables) or saves their printed tables, stamped, under docs/results/generated/
+# (--log), to be compared with or pasted into the hand-written commentary.
+# Hours of CPU on two cores; the sensitivity studies read the main studies from RESULTS_CACHE.
+RESULTS_CACHE ?= /tmp/sw_results_cache
+MCMC_PYTHON ?= /tmp/mcmc-venv/bin/python
+STAMP := python -m research.stamp
+GEN := docs/results/generated
+SENS_CELLS := psn_irt:difficulty,alpaca_eval:length,llmbar:length,unieval:length,wmt_mqm_ted:length
+AUTO_METHODS := naive,lace,lace_oracle,global_cv,lace_shrunk,lace_learned,auto
+
+results: export PATH := $(abspath $(BIN)):$(PATH)
+results: $(VENV)/.installed-dev
+	@echo "==> matched-split studies on the real data (study_<dataset>.md, <dataset>/)"
+	python -m scripts.study_real --dataset psn_irt --reps 50 --jobs 2 --out docs/results/psn_irt/ --cache $(RESULTS_CACHE)
+	for d in alpaca_eval llmbar pandalm unieval wmt_mqm_ted; do \
+	  python -m scripts.study_real --dataset $$d --reps 100 --jobs 2 --out docs/results/$$d/ --cache $(RESULTS_CACHE) || exit 1; \
+	done
+	@echo "==> sensitivity studies (sensitivity.md, sensitivity/)"
+	rm -rf $(RESULTS_CACHE)/sensitivity
+	python -m scripts.sensitivity_real --stress $(SENS_CELLS) --sparse $(SENS_CELLS) --cv llmbar:subset,llmbar:length,pandalm:pair --cv-reps 30 --reps 40 --jobs 2 --cache $(RESULTS_CACHE) --out docs/results/sensitivity/
+	@echo "==> the paper's simulations (auto.md, auto/)"
+	$(STAMP) --tables docs/results/auto/setting-b -- slicewise simulate setting-b --methods $(AUTO_METHODS) --reps 300 --seed 0 --out docs/results/auto/setting-b
+	$(STAMP) --tables docs/results/auto/setting-c -- slicewise simulate setting-c --methods $(AUTO_METHODS) --reps 300 --seed 0 --out docs/results/auto/setting-c
+	$(STAMP) --tables docs/results/auto/specialist -- slicewise simulate specialist --methods naive,lace,lace_oracle,global_cv,plugin_multi,auto --budgets 500,2000 --reps 200 --seed 0 --out docs/results/auto/specialist
+	$(STAMP) --log $(GEN)/setting_c_methods.md -- python -m pytest tests/methods/test_baselines.py -k setting_c -s -q
+	@echo "==> design-based domains (domains_*.md)"
+	$(STAMP) --log $(GEN)/domains_psn_irt_single.md -- python -m scripts.domains_psn_irt --setting single --candidate model_0 --reps 100 --per-domain
+	$(STAMP) --log $(GEN)/domains_psn_irt_crossed.md -- python -m scripts.domains_psn_irt --setting crossed --reps 100
+	$(STAMP) --log $(GEN)/domains_lmarena_0.4.md -- python -m scripts.domains_lmarena --fraction 0.4 --trials 200
+	$(STAMP) --log $(GEN)/domains_lmarena_0.1.md -- python -m scripts.domains_lmarena --fraction 0.1 --trials 200
+	$(STAMP) --log $(GEN)/domains_lmarena_0.1_dbcv.md -- python -m scripts.domains_lmarena --fraction 0.1 --trials 40 --dbcv
+	@echo "==> many models: gaps and deployment scores (models_gaps_deploy.md)"
+	$(STAMP) --log $(GEN)/models_gaps_deploy_2000.md -- python scripts/models_realdata.py --draws 200 --n 2000
+	$(STAMP) --log $(GEN)/models_gaps_deploy_8000.md -- python scripts/models_realdata.py --draws 100 --n 8000
+	@echo "==> benchmarks (bench_*.md; the MCMC comparison needs PyMC at MCMC_PYTHON)"
+	$(STAMP) --log $(GEN)/bench_methods.md -- python -m benchmarks.bench_methods --repeats 7
+	$(STAMP) --log $(GEN)/bench_study_engine.md -- python -m benchmarks.bench_study --jobs 2 --repeat 3 --skip-all
+	$(STAMP) --log $(GEN)/bench_study_all.md -- python -m benchmarks.bench_study --jobs 2 --repeat 1
+	$(STAMP) --log $(GEN)/bench_study_pool.md -- python -m benchmarks.bench_study --jobs 2 --repeat 2 --skip-all --pool 20000 --cells 4 --reps 20
+	$(STAMP) --log $(GEN)/bench_study_per_method.md -- python -m benchmarks.bench_study --jobs 2 --repeat 1 --skip-all --per-method --cells 2 --reps 2
+	$(STAMP) --log $(GEN)/bench_domains.md -- python -m benchmarks.bench_domains --mcmc-python $(MCMC_PYTHON)
+	$(STAMP) --log $(GEN)/bench_pool_sources.md -- python -m benchmarks.bench_pool_sources --rows 1e7
+	$(STAMP) --log $(GEN)/bench_pool_sources_duckdb.md -- python -m benchmarks.bench_pool_sources --rows 1e7 --engines floor,duckdb
+
+# Seconds: one small piece of `make results` (a short simulation, stamped) into /tmp, to check the stamps.
+results-smoke: export PATH := $(abspath $(BIN)):$(PATH)
+results-smoke: $(VENV)/.installed-dev
+	$(STAMP) --tables /tmp/sw_results_smoke -- slicewise simulate setting-b --methods naive,lace --budgets 500 --reps 3 --seed 0 --no-progress --out /tmp/sw_results_smoke
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache

@@ -85,9 +85,7 @@ def write_family_outputs(
     """The engine's outputs plus the profile panels of one family."""
     written = write_study_outputs(result, out, command=command)
     for table in (out / "table.md", out / "table.tex"):
-        if table in written:  # the table's own "Command:" line is replaced by the full stamp
-            if table.suffix == ".md":
-                table.write_text(table.read_text().removeprefix(f"Command: `{command}`\n\n"))
+        if table in written:
             stamp_file(table, command)
     records = out / "records.csv"
     if records in written:  # per-split MSEs: compressed, they are large for big studies

@@ -90,8 +90,8 @@ def stamp_file(path: Path, command: str, *, commit: str | None = None) -> None:
         if text.startswith(tex_mark):
             text = "".join(text.splitlines(keepends=True)[5:])
         header = "".join(f"% {line}\n" if line else "%\n" for line in header.splitlines())
-    else:
-        text = _strip(text)
+    else:  # the stamp replaces an earlier stamp or the generator's own "Command:" line
+        text = _strip(text).removeprefix(f"Command: `{command}`\n\n")
     path.write_text(header + "\n" + text)
 
 
