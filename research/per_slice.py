@@ -24,6 +24,7 @@ naive over auto across the grid, as in docs/results/auto.md).
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
@@ -53,12 +54,14 @@ def slice_table(cell: CellStudy, family: str, level: float = 0.95) -> pd.DataFra
         half = critical_value(level, dfs) * np.sqrt(cell.variances[m_auto, b])
         if cell.bounds is not None:
             half = half + cell.bounds[m_auto, b]
+        naive_dfs = None if cell.dfs is None else cell.dfs[m_naive, b]
+        naive_half = critical_value(level, naive_dfs) * np.sqrt(cell.variances[m_naive, b])
         for g in range(err_a.shape[1]):
-            ea, en, hg = err_a[:, g], err_n[:, g], half[:, g]
+            ea, en, hg, hn = err_a[:, g], err_n[:, g], half[:, g], naive_half[:, g]
             ok = np.isfinite(ea) & np.isfinite(en)
             if ok.sum() < 2:
                 continue
-            ea, en, hg = ea[ok], en[ok], hg[ok]
+            ea, en, hg, hn = ea[ok], en[ok], hg[ok], hn[ok]
             diff = ea**2 - en**2
             mcse = float(ea.std(ddof=1) / np.sqrt(ea.size))
             rows.append(
@@ -70,6 +73,7 @@ def slice_table(cell: CellStudy, family: str, level: float = 0.95) -> pd.DataFra
                     "expected_labels": float(budget * share[g]),
                     "reps": int(ok.sum()),
                     "coverage": float(np.mean(np.abs(ea) <= hg)),
+                    "coverage_naive": float(np.mean(np.abs(en) <= hn)),
                     "bias": float(ea.mean()),
                     "bias_z": float(ea.mean() / mcse) if mcse > 0 else 0.0,
                     "rmse_auto": float(np.sqrt(np.mean(ea**2))),
@@ -86,19 +90,19 @@ def family_summary(slices: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (family, budget), part in slices.groupby(["family", "budget"], sort=False):
         big = part[part["expected_labels"] >= MIN_LABELS]
-        per_cell = part.groupby("cell").apply(
-            lambda c: np.mean(c["rmse_naive"] ** 2) / np.mean(c["rmse_auto"] ** 2),
-            include_groups=False,
-        )
-        worst = big.loc[big["coverage"].idxmin()] if len(big) else None
+        mse = part.assign(a=part["rmse_auto"] ** 2, n=part["rmse_naive"] ** 2)
+        per_cell = mse.groupby("cell")[["a", "n"]].mean()
+        re = np.asarray(per_cell["n"] / per_cell["a"], dtype=np.float64)
+        worst = big.iloc[int(np.argmin(big["coverage"].to_numpy()))] if len(big) else None
         out.append(
             {
                 "family": family,
                 "budget": budget,
                 "cells": part["cell"].nunique(),
                 "slices": len(part),
-                "re_geomean": float(np.exp(np.mean(np.log(per_cell)))),
+                "re_geomean": float(np.exp(np.mean(np.log(re)))),
                 "mean_coverage": float(part["coverage"].mean()),
+                "naive_mean_coverage": float(part["coverage_naive"].mean()),
                 "slices_20": len(big),
                 "worst_coverage_20": float(worst["coverage"]) if worst is not None else np.nan,
                 "worst_slice": f"{worst['cell']} / {worst['z']}" if worst is not None else "",
@@ -120,6 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="docs/results/per_slice")
+    argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     families = None if args.families is None else args.families.split(",")
     data = realdata.load(args.dataset, families=families)
@@ -128,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    tables = []
+    tables: list[pd.DataFrame] = []
     start = time.perf_counter()
     for family in data.families:
         cells = list(family.cells)[: args.cells]
@@ -141,13 +146,13 @@ def main(argv: list[str] | None = None) -> None:
             n_jobs=args.jobs,
         )
         tables.extend(slice_table(cell, family.name) for cell in result.cells)
-    slices = pd.concat(tables, ignore_index=True)
+    slices: pd.DataFrame = pd.concat(tables, ignore_index=True)
     slices.insert(0, "dataset", args.dataset)
     summary = family_summary(slices)
     summary.insert(0, "dataset", args.dataset)
     slices.to_csv(out / f"{args.dataset}_slices.csv", index=False)
     summary.to_csv(out / f"{args.dataset}_summary.csv", index=False)
-    text = stamp(f"python -m research.per_slice {' '.join(argv or [])}".strip())
+    text = stamp("python -m research.per_slice " + " ".join(argv))
     text += (
         f"\n\n{time.perf_counter() - start:.0f} s\n\n" + markdown_table(summary, digits=3) + "\n"
     )

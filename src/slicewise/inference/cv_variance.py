@@ -20,15 +20,18 @@ residuals and loses the comparison.
 
 .. math::
 
-    \\hat\\theta_{cf}(z) = \\sum_{i \\in L} w_{i,L}(z)\\, e_i(z)
-        + \\bar c(z)^\\top \\bar X_T(z),\\qquad \\bar c(z) = \\sum_k \\frac{n_k}{n} c_{-k}(z).
+    \\hat\\theta_{cf}(z) = \\pi(z) \\bar Y_L(z) + \\{1 - \\pi(z)\\} \\Big[\\sum_{i \\in L}
+        w_{i,L}(z)\\, e_i(z) + \\bar c(z)^\\top \\bar X_U(z)\\Big],\\qquad
+        \\bar c(z) = \\sum_k \\frac{n_k}{n} c_{-k}(z),
+
+with Xbar_U the local feature mean of the unlabeled items: the pool profile is the labeled items'
+own labels plus the unlabeled rest, which the cross-fitted control variate estimates.
 
 A coefficient fitted on the same labels it adjusts is correlated with their feature means, which
 biases the in-sample control variate by O(p / n) -- negligible for six signals and a few hundred
 labels, large for two hundred signals and 120 labels. Here every label is adjusted by a
 coefficient fitted without it, so for any fixed fold coefficients each fold's term is a centered
-control variate (unbiased up to the O(n / M) overlap of the training labels with the pool mean),
-and :math:`\\widehat V_{cv}(z)` is the variance estimate of this very estimator: what selects the
+control variate for the unlabeled items, and :math:`\\widehat V_{cv}(z)` is the variance estimate of this very estimator: what selects the
 candidate also reports its error.
 """
 
@@ -74,16 +77,30 @@ class CrossValidated:
     resid: FloatArray
     coef: FloatArray
 
-    def estimate(self, weights: FloatArray, pool_mean: FloatArray) -> FloatArray:
-        """The cross-fitted estimate sum_L w_i(z) e_i(z) + cbar(z)' Xbar_T(z), shape (G,).
+    def estimate(
+        self,
+        weights: FloatArray,
+        pool_mean: FloatArray,
+        fraction: FloatArray,
+        y: FloatArray,
+        x: FloatArray,
+    ) -> FloatArray:
+        """The cross-fitted estimate of the pool profile, shape (G,) (module notes).
 
-        Every residual uses a coefficient fitted without its own label, so the estimate has no
-        overfitting bias however many features there are (module notes).
+        pi(z) Ybar_L(z) + {1 - pi(z)} sum_L w_i(z) e_i(z) + cbar(z)'{Xbar_T(z) - pi(z) Xbar_L(z)}:
+        the labeled items' own labels plus a cross-fitted control variate for the unlabeled rest
+        of the neighbourhood, whose feature mean is {Xbar_T - pi Xbar_L} / (1 - pi). Every
+        residual uses a coefficient fitted without its own label, so there is no overfitting
+        bias however many features there are, and a fully labeled neighbourhood gets its exact
+        labeled mean.
         """
         local = np.einsum("ig,ig->g", weights, self.resid)
-        if self.coef.shape[1] == 0:
-            return np.asarray(local, dtype=np.float64)
-        return np.asarray(local + np.einsum("gp,gp->g", self.coef, pool_mean), dtype=np.float64)
+        ybar = weights.T @ y
+        out = fraction * ybar + (1.0 - fraction) * local
+        if self.coef.shape[1]:
+            unlabeled = pool_mean - fraction[:, None] * (weights.T @ x)
+            out = out + np.einsum("gp,gp->g", self.coef, unlabeled)
+        return np.asarray(out, dtype=np.float64)
 
     @property
     def variance(self) -> FloatArray:

@@ -65,9 +65,10 @@ calibrated probabilities. With all pi_i equal, g(z) pi_i is the local labeled fr
 both formulas are the unweighted ones above. kappa(z), the degrees of freedom and the floor use the
 design weights (n_eff,L is then Kish's effective sample size).
 
-**Small samples.** Intervals use Student t quantiles with df = n_eff,L(z) - 1 - df_coef(z)
-degrees of freedom (the residual degrees of freedom of a weighted mean with a fitted coefficient;
-normal quantiles in the limit). Where every labeled item of a neighbourhood has the same label the
+**Small samples.** Intervals use Student t quantiles with df = nu(z) - 1 - df_coef(z) degrees of
+freedom, nu(z) = (sum_L w^2)^2 / sum_L w^4 the Satterthwaite effective size of the weighted
+residual sum of squares (n for equal weights; below n_eff,L for kernel weights) -- the residual
+degrees of freedom of a weighted mean with a fitted coefficient; normal quantiles in the limit. Where every labeled item of a neighbourhood has the same label the
 residual variance is zero; it is floored at the Agresti-Coull value (:func:`degenerate_floor`).
 """
 
@@ -158,14 +159,13 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = np.where(var_y > 0, 1.0 - var_e / np.where(var_y > 0, var_y, 1.0), 0.0)
         gain = 1.0 / (1.0 - (1.0 - fraction) * r2)
-        n_eff = np.where(sum_w2 > 0, 1.0 / np.where(sum_w2 > 0, sum_w2, 1.0), 0.0)
     return LocalVariance(
         pool=np.maximum(var_pool, 0.0),
         population=np.maximum(var_pop, 0.0),
         fraction=fraction,
         r2=r2,
         gain=gain,
-        df=np.maximum(n_eff - 1.0 - fit.df, 1.0),
+        df=np.maximum(lab.df_effective - 1.0 - fit.df, 1.0),
     )
 
 

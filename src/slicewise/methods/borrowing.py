@@ -361,7 +361,7 @@ def choose_and_fit(
     coef, omega = caches[best.features].rule(best)(np.arange(labeled.n))
     pool = feats.pool[best.nuisance_scale if not np.isinf(best.shrinkage) else np.inf]
     if cross_fitted:
-        fit = _cross_fitted_fit(ctx, labeled, scored[best], weights, fraction, pool)
+        fit = _cross_fitted_fit(ctx, labeled, scored[best], weights, fraction, pool, feats.x_lab)
     else:
         lab = LabeledMoments.from_rows(
             take_rows(pool.kernel, labeled.index),
@@ -410,14 +410,16 @@ def _cross_fitted_fit(
     weights: FloatArray,
     fraction: FloatArray,
     pool: PoolMoments,
+    x_lab: FloatArray,
 ) -> MethodFit:
     """The cross-fitted estimate of the chosen candidate with its out-of-fold variance.
 
     Estimate and pool-target variance: :class:`~slicewise.inference.cv_variance.CrossValidated`.
     The population target adds the pool's own sampling variance, estimated as for naive
     (:mod:`slicewise.inference.variance`); both are floored at the Agresti-Coull value where every
-    label of a neighbourhood is the same. Intervals use t quantiles with n_eff,L(z) - 1 degrees of
-    freedom: the residuals are out of fold, so no coefficient degrees of freedom are spent on them.
+    label of a neighbourhood is the same. Intervals use t quantiles with nu(z) - 1 degrees of
+    freedom (nu the Satterthwaite effective size, :attr:`LabeledMoments.df_effective`): the
+    residuals are out of fold, so no coefficient degrees of freedom are spent on them.
     """
     empty = np.zeros((labeled.n, 0))
     lab0 = LabeledMoments.from_rows(
@@ -438,9 +440,13 @@ def _cross_fitted_fit(
         naive_var = (1.0 - fraction) * label_part
         r2 = np.where(naive_var > 0, 1.0 - chosen.variance / naive_var, 0.0)
         gain = 1.0 / (1.0 - (1.0 - fraction) * r2)
-        n_eff = np.where(sum_w2 > 0, 1.0 / np.where(sum_w2 > 0, sum_w2, 1.0), 0.0)
-    estimate = chosen.estimate(weights, pool.mean)
+        sum_w4 = np.einsum("ig,ig->g", weights**2, weights**2)
+        satterthwaite = np.where(sum_w4 > 0, sum_w2**2 / np.where(sum_w4 > 0, sum_w4, 1.0), 0.0)
+    estimate = chosen.estimate(weights, pool.mean, fraction, labeled.y, x_lab)
     estimate = np.where(sum_w2 > 0, estimate, np.nan)
+    no_variance = (sum_w2 <= 0) | (sum_w2 >= 1.0)  # no labels, or a single labeled item
+    var_pool = np.where(no_variance, np.nan, var_pool)
+    var_pop = np.where(no_variance, np.nan, var_pop)
     return MethodFit(
         estimate=estimate,
         var_pool=np.maximum(var_pool, 0.0),
@@ -448,7 +454,7 @@ def _cross_fitted_fit(
         r2=r2,
         gain=gain,
         borrowed=np.zeros(ctx.grid_size, dtype=bool),
-        df=np.maximum(n_eff - 1.0, 1.0),
+        df=np.maximum(satterthwaite - 1.0, 1.0),
     )
 
 

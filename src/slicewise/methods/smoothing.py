@@ -177,8 +177,9 @@ def smooth_fit(
     sd_pop = pop_fh[1]
     n_lab = labeled_counts(ctx, labeled)
     critical = critical_value(0.95, fit.df)  # for flagging disagreement only
-    pool_guard = guard(fit.estimate, np.sqrt(fit.var_pool), mean, sd_pool, n_lab, critical)
-    pop_guard = guard(fit.estimate, np.sqrt(fit.var_population), mean, sd_pop, n_lab, critical)
+    se_pool, se_pop = _direct_se(ctx, labeled, fit, n_lab)
+    pool_guard = guard(fit.estimate, se_pool, mean, sd_pool, n_lab, critical)
+    pop_guard = guard(fit.estimate, se_pop, mean, sd_pop, n_lab, critical)
     smoothed = pool_guard.smoothed
     borrowed = smoothed & np.isfinite(weight) & (weight < BORROWED_WEIGHT) | pool_guard.model_based
     labels = list(ctx.locality.labels)
@@ -203,7 +204,8 @@ def smooth_fit(
             f"{int(pool_guard.disagree.sum())} slice(s): {names}. The smoothing model does not fit "
             "them; their intervals are wide to stay valid. Worth a look."
         )
-    df = None if fit.df is None else np.where(pool_guard.model_based, np.nan, fit.df)
+    plus_two = pool_guard.model_based | ~np.isfinite(fit.var_pool)  # normal intervals there
+    df = None if fit.df is None else np.where(plus_two, np.nan, fit.df)
     return replace(
         fit,
         estimate=pool_guard.estimate,
@@ -221,6 +223,29 @@ def smooth_fit(
         },
         notes=(*fit.notes, *notes),
     )
+
+
+def _direct_se(
+    ctx: PoolContext, labeled: LabeledSet, fit: MethodFit, n_lab: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Direct standard errors for the guard (pool and population target).
+
+    A slice with a single label has no residual variance; there the plus-two (Agresti-Coull)
+    variance of a proportion, p(1 - p) / (n + 2) with p = (n theta_d + 1) / (n + 2), stands in,
+    times (1 - pi_g) for the pool target (0 when the slice's pool is fully labeled, whose direct
+    estimate is exact).
+    """
+    rows = take_rows(ctx.kernel(1.0), labeled.index)
+    pool_mass = column_sums(ctx.kernel(1.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fraction = np.clip(column_sums(rows) / np.where(pool_mass > 0, pool_mass, 1.0), 0.0, 1.0)
+        p = (n_lab * np.clip(fit.estimate, 0.0, 1.0) + 1.0) / (n_lab + 2.0)
+        plus_two = p * (1.0 - p) / (n_lab + 2.0)
+    missing_pool = np.isfinite(fit.estimate) & ~np.isfinite(fit.var_pool)
+    missing_pop = np.isfinite(fit.estimate) & ~np.isfinite(fit.var_population)
+    var_pool = np.where(missing_pool, (1.0 - fraction) * plus_two, fit.var_pool)
+    var_pop = np.where(missing_pop, plus_two, fit.var_population)
+    return np.sqrt(var_pool), np.sqrt(var_pop)
 
 
 def labeled_counts(ctx: PoolContext, labeled: LabeledSet) -> FloatArray:
