@@ -52,6 +52,14 @@ from .smoothing import disjoint_domains, labeled_counts, shrinkage_weights, smoo
 SHRINKAGE_GRID: tuple[float, ...] = (0.0, 4.0, 16.0, 64.0, np.inf)
 #: Nuisance bandwidths b / h tried for ordered profiles when none is given.
 NUISANCE_GRID: tuple[float, ...] = (1.0, 2.0)
+#: ``auto`` tries learned candidates only with at most this many signals per label. The
+#: learner's out-of-fold predictions are features of the candidates, and the coefficient fitted
+#: on them in a training fold has seen predictions made with the test fold's labels; with many
+#: signals per label this second-order leak made the cross-validated variance of a learned
+#: candidate 0.5-0.8 x naive's where its true error was larger than naive's (1 judge and 120
+#: noise signals, 100 labels; tests/core/test_trust.py). Signal candidates are fitted strictly
+#: inside the folds and are always tried.
+LEARNED_SIGNALS_PER_LABEL = 0.25
 #: ``auto`` keeps naive unless a candidate's cross-validated variance is below this share of it...
 NAIVE_MARGIN = 0.98
 #: ... and below it by this many paired standard errors (a one-sided 5% test): a candidate must be
@@ -588,16 +596,28 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
         gamma = shrinkage_weights(ctx, labeled, fit_naive(ctx, labeled, options), options)
         if gamma is not None:  # the guard keeps the direct estimate of precise slices
             gamma = np.where(labeled_counts(ctx, labeled) >= PRECISE_LABELS, 1.0, gamma)
+    k = ctx.features.shape[1]
+    learned = k <= LEARNED_SIGNALS_PER_LABEL * labeled.n
     fit = choose_and_fit(
         ctx,
         labeled,
         options,
-        families=("signals", "learned", "learned+signals"),
+        families=("signals", "learned", "learned+signals") if learned else ("signals",),
         include_naive=True,
         method="auto",
         point_weights=None if gamma is None else gamma**2,
         cross_fitted=True,
     )
+    if not learned:
+        fit = replace(
+            fit,
+            notes=(
+                *fit.notes,
+                f"Learned predictions were not tried: {k} signals for {labeled.n} labels (more "
+                f"than {LEARNED_SIGNALS_PER_LABEL:g} per label), where a learner's out-of-fold "
+                "predictions still carry the other folds' labels into the comparison.",
+            ),
+        )
     if smoothing:
         return smooth_fit(ctx, labeled, fit, options)
     return fit

@@ -20,7 +20,7 @@ Domain covariate: x_g = (1, Pbar_T(g)), the pool mean over domain g of a logisti
 from the signals alone, fitted on all of L without Z (a synthetic estimate that depends on a
 domain's own labels only through coefficients pooled over all domains).
 
-Per-slice validity: the smoothed point is reported only for slices with fewer than 20 labels,
+Per-slice validity: the smoothed point is reported only for slices with fewer than 10 labels,
 with an interval that contains the slice's own direct interval; see
 :mod:`slicewise.estimators.smoothing.guard` (measured there: without it, the largest PSN-IRT
 benchmark was biased by 8 Monte-Carlo standard errors).

@@ -1,0 +1,185 @@
+"""Issue 11, items 1-3: the default is never confidently wrong, per slice.
+
+Each test reproduces a failure measured on the round-1 default (noted in its docstring) against
+known truth, seeded.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import slicewise as sw
+from slicewise.datasets import DEMO_SIGNALS, load_demo
+from slicewise.estimators.smoothing.guard import PRECISE_LABELS, guard
+
+
+def _noise_frame(
+    seed: int, m: int = 1500, n: int = 100, k: int = 120
+) -> tuple[pd.DataFrame, list[str], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    level = rng.integers(1, 6, m)
+    y = (rng.random(m) < 0.95 - 0.15 * (level - 1)).astype(float)
+    frame = pd.DataFrame(rng.normal(size=(m, k)), columns=[f"n{j}" for j in range(k)])
+    frame["judge"] = y + rng.normal(0, 0.7, m)
+    frame["level"] = level
+    frame["y"] = y
+    truth = frame.groupby("level")["y"].mean().to_numpy()
+    labeled = np.zeros(m, dtype=bool)
+    labeled[rng.choice(m, n, replace=False)] = True
+    frame.loc[~labeled, "y"] = np.nan
+    return frame, ["judge", *(f"n{j}" for j in range(k))], truth
+
+
+@pytest.mark.slow
+def test_many_noise_signals_few_labels_is_never_worse_than_gold_only() -> None:
+    """1 useful judge and 120 pure-noise signals, 100 labels, 5 levels (K > n). Round 1: auto's
+    RMSE about 2x the gold-only mean's, coverage about 0.8, a reversed trend in one draw. Now:
+    every candidate's labels are adjusted out of fold and naive is kept unless a candidate is
+    reliably better, so per level the error is not above gold-only's beyond Monte-Carlo error,
+    the bias is within 3 MC standard errors and the intervals cover."""
+    reps = 30
+    err, err_naive, covered = [], [], []
+    for seed in range(reps):
+        frame, signals, truth = _noise_frame(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = sw.profile(frame, z="level", signals=signals, label="y", kind="ordinal")
+        low, high = res.ci()
+        err.append(res.estimate - truth)
+        err_naive.append(res.naive_estimate - truth)
+        covered.append((low <= truth) & (truth <= high))
+    e, en = np.array(err), np.array(err_naive)
+    diff = e**2 - en**2
+    assert np.all(diff.mean(0) <= 2 * diff.std(0, ddof=1) / np.sqrt(reps)), diff.mean(0)
+    assert np.all(np.abs(e.mean(0)) <= 3 * e.std(0, ddof=1) / np.sqrt(reps)), e.mean(0)
+    assert np.mean(covered) >= 0.9, np.mean(covered, axis=0)
+
+
+def _outlier_frame(seed: int) -> tuple[pd.DataFrame, np.ndarray]:
+    """8 benchmarks; the judge tracks the model everywhere, but on the largest benchmark the
+    model fails where the judge says it is fine (its truth departs from the judge regression)."""
+    rng = np.random.default_rng(seed)
+    sizes = np.array([4000, 1500, 1200, 900, 700, 500, 300, 200])
+    bench = np.repeat(np.arange(8), sizes)
+    base = np.array([0.55, 0.7, 0.6, 0.75, 0.5, 0.65, 0.7, 0.6])[bench]
+    judge_p = base.copy()
+    y_p = np.where(bench == 0, base - 0.25, base)
+    y = (rng.random(bench.size) < y_p).astype(float)
+    judge = np.where(bench == 0, (rng.random(bench.size) < judge_p).astype(float), y)
+    judge = judge + rng.normal(0, 0.8, bench.size)
+    frame = pd.DataFrame({"bench": bench.astype(str), "judge": judge, "y": y})
+    truth = frame.groupby("bench")["y"].mean().to_numpy()
+    keep = np.zeros(bench.size, dtype=bool)
+    keep[rng.choice(bench.size, 800, replace=False)] = True
+    frame.loc[~keep, "y"] = np.nan
+    return frame, truth
+
+
+@pytest.mark.slow
+def test_smoothing_does_not_hide_the_slice_that_departs_from_the_others() -> None:
+    """Round 1 shrank every benchmark toward the synthetic regression: on PSN-IRT the largest
+    benchmark (about 270 labels) was biased by 8 MC standard errors and worse than gold-only.
+    Here the largest benchmark (about 340 labels) departs from the judge regression by -0.25."""
+    reps = 60
+    err, err_naive, covered = [], [], []
+    for seed in range(reps):
+        frame, truth = _outlier_frame(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = sw.profile(frame, z="bench", signals=["judge"], label="y", kind="categorical")
+        low, high = res.ci()
+        err.append(res.estimate - truth)
+        err_naive.append(res.naive_estimate - truth)
+        covered.append((low <= truth) & (truth <= high))
+    e, en, cov = np.array(err), np.array(err_naive), np.array(covered)
+    big = 0  # categories sort as strings: '0' is the largest benchmark
+    assert abs(e[:, big].mean()) <= 3 * e[:, big].std(ddof=1) / np.sqrt(reps), e[:, big].mean()
+    diff = e[:, big] ** 2 - en[:, big] ** 2
+    assert diff.mean() <= 2 * diff.std(ddof=1) / np.sqrt(reps)
+    assert cov[:, big].mean() >= 0.9, cov[:, big].mean()
+    assert cov.mean() >= 0.93, cov.mean(axis=0)
+
+
+def test_guard_keeps_precise_slices_and_contains_the_direct_interval() -> None:
+    rng = np.random.default_rng(0)
+    direct = rng.uniform(0.2, 0.8, 40)
+    direct_se = rng.uniform(0.02, 0.1, 40)
+    smoothed = direct + rng.normal(0, 0.1, 40)
+    n_lab = rng.integers(1, 60, 40).astype(float)
+    out = guard(direct, direct_se, smoothed, np.full(40, 0.01), n_lab, 1.96)
+    precise = n_lab >= PRECISE_LABELS
+    np.testing.assert_array_equal(out.estimate[precise], direct[precise])
+    np.testing.assert_array_equal(out.bias_bound[precise], 0.0)
+    np.testing.assert_array_equal(out.estimate[~precise], smoothed[~precise])
+    half = out.bias_bound + 1.96 * out.se
+    assert np.all(out.estimate - half <= direct - 1.96 * direct_se + 1e-12)
+    assert np.all(out.estimate + half >= direct + 1.96 * direct_se - 1e-12)
+    np.testing.assert_array_equal(
+        out.disagree, ~precise & (np.abs(smoothed - direct) > 1.96 * direct_se)
+    )
+
+
+def test_smoothed_profile_intervals_contain_the_direct_intervals() -> None:
+    """A categorical profile with many small slices: smoothed slices report a bias bound, and the
+    reported interval contains the slice's direct (unsmoothed) interval."""
+    frame, _ = _outlier_frame(1)
+    labeled = frame.index[frame["y"].notna()].to_numpy()
+    drop = np.random.default_rng(1).permutation(labeled)[200:]
+    frame.loc[drop, "y"] = np.nan  # 200 labels: several slices below 20
+    kwargs = {"z": "bench", "signals": ["judge"], "label": "y", "kind": "categorical"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = sw.profile(frame, **kwargs)
+        direct = sw.profile(frame, smooth="none", **kwargs)
+    smoothed = np.asarray(res.params["smoothed"], dtype=bool)
+    own = np.asarray(res.params["direct_estimate"])
+    assert smoothed.any()
+    assert np.all(res.n_labeled_eff[smoothed] < PRECISE_LABELS)
+    assert np.all(res.n_labeled_eff[~smoothed] >= PRECISE_LABELS)
+    np.testing.assert_allclose(res.bias_bound[~smoothed], 0.0)
+    np.testing.assert_allclose(res.estimate[~smoothed], own[~smoothed], rtol=1e-12)
+    np.testing.assert_allclose(res.bias_bound, np.abs(res.estimate - own), atol=1e-12)
+    frame_out = res.to_frame()
+    q = sw.results.critical_value(res.level, res.df)
+    assert np.all(frame_out["lower"] <= own - q * res.se + 1e-12)
+    assert np.all(frame_out["upper"] >= own + q * res.se - 1e-12)
+    # smoothing helps the point estimate of small slices on average, never the interval width
+    assert direct.size == res.size
+
+
+@pytest.mark.slow
+def test_auto_on_the_demo_length_profile_is_centered_and_covers() -> None:
+    """The shipped demo's continuous profile, over 60 label draws of the demo's size (80 labels)
+    from the full pool (truth known). Round 1's plug-in blend was not centered (one draw: RMSE
+    0.054, 85% of grid points covered, against LACE's 0.022 and 100%). auto is now a
+    cross-fitted centered estimate with no blend: at every grid point the bias is within 3 MC
+    standard errors, and its intervals cover at least as often as the gold-only mean's (which
+    undercover at the short-instruction end, 0.77 at n_eff 18: skewed labels near 0)."""
+    frame = load_demo()
+    kwargs = {"z": "log_instruction_len", "kind": "continuous", "signals": DEMO_SIGNALS}
+    full = frame.assign(gold=frame["truth"])
+    truth = sw.profile(full, label="truth", method="naive", **kwargs).estimate
+    n_lab = int(frame["gold"].notna().sum())
+    rng = np.random.default_rng(7)
+    reps = 60
+    err, covered, naive_covered = [], [], []
+    for _ in range(reps):
+        draw = full.copy()
+        draw.loc[rng.permutation(len(draw))[n_lab:], "gold"] = np.nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = sw.profile(draw, label="gold", **kwargs)
+        assert "composite_weight" not in res.params
+        low, high = res.ci()
+        err.append(res.estimate - truth)
+        covered.append((low <= truth) & (truth <= high))
+        q = sw.results.critical_value(res.level, res.df)
+        naive_covered.append(np.abs(res.naive_estimate - truth) <= q * res.naive_se)
+    e, cov, cov_naive = np.array(err), np.array(covered), np.array(naive_covered)
+    assert np.all(np.abs(e.mean(0)) <= 3 * e.std(0, ddof=1) / np.sqrt(reps)), e.mean(0)
+    assert cov.mean() >= cov_naive.mean(), (cov.mean(), cov_naive.mean())
+    assert cov.mean() >= 0.9, cov.mean()
