@@ -60,18 +60,18 @@ def test_many_noise_signals_few_labels_is_never_worse_than_gold_only() -> None:
 
 
 def _outlier_frame(seed: int) -> tuple[pd.DataFrame, np.ndarray]:
-    """8 benchmarks; the judge tracks the model everywhere, but on the largest benchmark the
-    model fails where the judge says it is fine (its truth departs from the judge regression)."""
+    """15 benchmarks whose accuracy the judge tracks; on the largest one (index 0, 40% of the
+    pool) the model is 0.08 worse than the judge says, so its truth departs from the judge
+    regression that fits the other 14 tightly (a small between-domain variance)."""
     rng = np.random.default_rng(seed)
-    sizes = np.array([4000, 1500, 1200, 900, 700, 500, 300, 200])
-    bench = np.repeat(np.arange(8), sizes)
-    base = np.array([0.55, 0.7, 0.6, 0.75, 0.5, 0.65, 0.7, 0.6])[bench]
-    judge_p = base.copy()
-    y_p = np.where(bench == 0, base - 0.25, base)
+    sizes = np.array([4000, *([420] * 14)])
+    bench = np.repeat(np.arange(15), sizes)
+    base = np.linspace(0.5, 0.75, 15)[bench]
+    y_p = np.where(bench == 0, base - 0.08, base)
     y = (rng.random(bench.size) < y_p).astype(float)
-    judge = np.where(bench == 0, (rng.random(bench.size) < judge_p).astype(float), y)
-    judge = judge + rng.normal(0, 0.8, bench.size)
-    frame = pd.DataFrame({"bench": bench.astype(str), "judge": judge, "y": y})
+    judge_y = np.where(bench == 0, (rng.random(bench.size) < base).astype(float), y)
+    judge = judge_y + rng.normal(0, 0.6, bench.size)
+    frame = pd.DataFrame({"bench": [f"b{b:02d}" for b in bench], "judge": judge, "y": y})
     truth = frame.groupby("bench")["y"].mean().to_numpy()
     keep = np.zeros(bench.size, dtype=bool)
     keep[rng.choice(bench.size, 800, replace=False)] = True
@@ -83,7 +83,7 @@ def _outlier_frame(seed: int) -> tuple[pd.DataFrame, np.ndarray]:
 def test_smoothing_does_not_hide_the_slice_that_departs_from_the_others() -> None:
     """Round 1 shrank every benchmark toward the synthetic regression: on PSN-IRT the largest
     benchmark (about 270 labels) was biased by 8 MC standard errors and worse than gold-only.
-    Here the largest benchmark (about 340 labels) departs from the judge regression by -0.25."""
+    Here the largest benchmark (about 330 labels) departs from the judge regression by -0.08."""
     reps = 60
     err, err_naive, covered = [], [], []
     for seed in range(reps):
@@ -96,7 +96,7 @@ def test_smoothing_does_not_hide_the_slice_that_departs_from_the_others() -> Non
         err_naive.append(res.naive_estimate - truth)
         covered.append((low <= truth) & (truth <= high))
     e, en, cov = np.array(err), np.array(err_naive), np.array(covered)
-    big = 0  # categories sort as strings: '0' is the largest benchmark
+    big = 0  # 'b00', the largest benchmark
     assert abs(e[:, big].mean()) <= 3 * e[:, big].std(ddof=1) / np.sqrt(reps), e[:, big].mean()
     diff = e[:, big] ** 2 - en[:, big] ** 2
     assert diff.mean() <= 2 * diff.std(ddof=1) / np.sqrt(reps)
