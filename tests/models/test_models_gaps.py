@@ -235,7 +235,7 @@ def test_rank_models_continuous_profile_accounts_for_grid_correlation() -> None:
     )
     bonf = stats.norm.ppf(1 - 0.05 / (2 * rank.n_family))
     # neighbouring grid points share items, so max-t is well below Bonferroni (3.17 vs 3.58)
-    assert 1.96 < rank.critical_value() < bonf - 0.3
+    assert 1.96 < rank.critical_value() < bonf - 0.2  # t quantiles with Satterthwaite df
 
 
 @pytest.mark.slow
