@@ -30,6 +30,7 @@ class ConfidenceInterval(NamedTuple):
 def critical_value(level: float, df: FloatArray | None = None) -> Any:
     """Two-sided critical value: Student t with ``df`` where finite, else normal."""
     from scipy import stats  # lazily: scipy.stats costs ~0.6 s of start-up for every CLI call
+
     z = stats.norm.ppf(0.5 + level / 2.0)
     if df is None:
         return z
