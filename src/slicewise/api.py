@@ -33,10 +33,9 @@ from .exceptions import (
 )
 from .inference.balance import balance_notes
 from .locality.weights import make_locality
-from .methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext
+from .methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext, labeled_sizes
 from .methods.registry import METHODS, check_design_weights
 from .methods.smoothing import smooth_fit
-from .moments.sums import column_sums, square_column_sums, take_rows
 from .results import ProfileResult
 from .sources import is_pool_source
 
@@ -162,7 +161,7 @@ def wrap_result(
     pool = ctx.moments("none", np.zeros((ctx.n_pool, 0)))
     variance = fit.var_pool if target == "pool" else fit.var_population
     naive_var = naive.var_pool if target == "pool" else naive.var_population
-    n_lab_eff, labeled_mass = _labeled_diagnostics(ctx, labeled, pool.mass)
+    n_lab_eff, labeled_mass = labeled_sizes(ctx, labeled)
     z_names = ctx.table.z_names
     return ProfileResult(
         z=ctx.locality.labels,
@@ -206,19 +205,6 @@ def _gain_notes(
         "se also carries the small-sample correction for coefficients fitted on the same labels "
         "and the variance floors, so there the labels-only interval is the shorter one."
     ]
-
-
-def _labeled_diagnostics(
-    ctx: PoolContext, labeled: LabeledSet, pool_mass: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """Labeled effective sample size 1 / sum_L w^2 and labeled fraction of the kernel mass."""
-    k = take_rows(ctx.kernel(1.0), labeled.index)
-    mass = column_sums(k)
-    sq = square_column_sums(k)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        n_eff = np.where(sq > 0, mass**2 / np.where(sq > 0, sq, 1.0), 0.0)
-        fraction = np.where(pool_mass > 0, mass / np.where(pool_mass > 0, pool_mass, 1.0), np.nan)
-    return n_eff, fraction
 
 
 def _check_shrinkage(value: object, func: str) -> float:

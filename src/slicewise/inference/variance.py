@@ -169,18 +169,24 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
     )
 
 
+def plus_two_variance(n_eff: FloatArray, mean: FloatArray) -> FloatArray:
+    """The "plus two" (Agresti-Coull) variance of a mean of labels in [0, 1] from n_eff items:
+    p(1 - p) / (n_eff + 2) with p = (n_eff mean + 1) / (n_eff + 2), one pseudo-success and one
+    pseudo-failure added."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = (n_eff * mean + 1.0) / (n_eff + 2.0)
+        return np.asarray(p * (1.0 - p) / (n_eff + 2.0), dtype=np.float64)
+
+
 def degenerate_floor(lab: LabeledMoments, var_y: FloatArray) -> FloatArray:
     """Variance floor where every labeled item of a neighbourhood has the same label.
 
     There the residual variance is exactly zero and a Wald interval would have zero width. We
     floor the per-neighbourhood variance of the labeled mean at the Agresti-Coull value
-    p(1 - p) / (n_eff + 2) with p = (n_eff Ybar + 1) / (n_eff + 2) (one pseudo-success and one
-    pseudo-failure, the "plus two" rule for a proportion); elsewhere the floor is 0. A variance
-    that cannot be estimated at all (too few labels) stays NaN: ``np.maximum`` propagates it.
+    (:func:`plus_two_variance`); elsewhere the floor is 0. A variance that cannot be estimated at
+    all (too few labels) stays NaN: ``np.maximum`` propagates it.
     """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        n_eff = np.where(lab.sum_w2 > 0, 1.0 / np.where(lab.sum_w2 > 0, lab.sum_w2, 1.0), 0.0)
-        p = (n_eff * lab.mean[:, 1] + 1.0) / (n_eff + 2.0)
-        value = p * (1.0 - p) / (n_eff + 2.0)
+    n_eff = lab.n_eff
+    value = plus_two_variance(n_eff, lab.mean[:, 1])
     degenerate = (n_eff > 0) & np.isfinite(value) & (var_y <= 1e-12)
     return np.where(degenerate, value, 0.0)

@@ -19,7 +19,13 @@ from ..data.table import ItemTable
 from ..estimators.control_variate import CoefficientFit, centered_estimate
 from ..inference.variance import local_variance
 from ..locality.weights import Locality
-from ..moments.sums import LabeledMoments, PoolMoments
+from ..moments.sums import (
+    LabeledMoments,
+    PoolMoments,
+    column_sums,
+    square_column_sums,
+    take_rows,
+)
 
 
 def standardize(signals: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -164,6 +170,19 @@ class LabeledSet:
     def n(self) -> int:
         """n = |L|."""
         return int(self.index.size)
+
+
+def labeled_sizes(ctx: PoolContext, labeled: LabeledSet) -> tuple[FloatArray, FloatArray]:
+    """Per grid point: the labeled effective size (sum_L k)^2 / sum_L k^2 (0 without labels) and
+    the labeled fraction of the kernel mass sum_L k / sum_T k (NaN where the pool has none)."""
+    rows = take_rows(ctx.kernel(1.0), labeled.index)
+    mass = column_sums(rows)
+    sq = square_column_sums(rows)
+    pool_mass = ctx.moments("none", np.zeros((ctx.n_pool, 0))).mass
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(sq > 0, mass**2 / np.where(sq > 0, sq, 1.0), 0.0)
+        fraction = np.where(pool_mass > 0, mass / np.where(pool_mass > 0, pool_mass, 1.0), np.nan)
+    return n_eff, fraction
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,15 @@ from ..moments.sums import (
     prepend_column,
     take_rows,
 )
-from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
-from .smoothing import disjoint_domains, labeled_counts, shrinkage_weights, smooth_fit
+from .base import (
+    LabeledSet,
+    MethodFit,
+    MethodOptions,
+    PoolContext,
+    labeled_sizes,
+    linear_fit,
+)
+from .smoothing import disjoint_domains, shrinkage_weights, smooth_fit
 
 #: Shrinkage strengths kappa tried when none is given (0 = LACE, inf = one pooled coefficient).
 SHRINKAGE_GRID: tuple[float, ...] = (0.0, 4.0, 16.0, 64.0, np.inf)
@@ -429,18 +436,12 @@ def _cross_fitted_fit(
     freedom (nu the Satterthwaite effective size, :attr:`LabeledMoments.df_effective`): the
     residuals are out of fold, so no coefficient degrees of freedom are spent on them.
     """
-    empty = np.zeros((labeled.n, 0))
-    lab0 = LabeledMoments.from_rows(
-        take_rows(pool.kernel, labeled.index),
-        take_rows(pool.kernel, labeled.index),
-        labeled.y,
-        empty,
-    )
-    var_y = lab0.quadratic(np.zeros((ctx.grid_size, 0)), squared=False)
-    floor = degenerate_floor(lab0, var_y)
-    sum_w2 = np.einsum("ig,ig->g", weights, weights)
-    ybar = weights.T @ labeled.y
-    label_sq = np.einsum("ig,ig->g", weights**2, (labeled.y[:, None] - ybar) ** 2)
+    rows = take_rows(pool.kernel, labeled.index)
+    lab0 = LabeledMoments.from_rows(rows, rows, labeled.y, np.zeros((labeled.n, 0)))
+    zero = np.zeros((ctx.grid_size, 0))
+    floor = degenerate_floor(lab0, lab0.quadratic(zero, squared=False))
+    sum_w2 = lab0.sum_w2
+    label_sq = lab0.quadratic(zero, squared=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         label_part = np.where(sum_w2 < 1.0, label_sq / (1.0 - sum_w2), np.nan)
         var_pool = np.maximum(chosen.variance, (1.0 - fraction) * floor)
@@ -448,8 +449,6 @@ def _cross_fitted_fit(
         naive_var = (1.0 - fraction) * label_part
         r2 = np.where(naive_var > 0, 1.0 - chosen.variance / naive_var, 0.0)
         gain = 1.0 / (1.0 - (1.0 - fraction) * r2)
-        sum_w4 = np.einsum("ig,ig->g", weights**2, weights**2)
-        satterthwaite = np.where(sum_w4 > 0, sum_w2**2 / np.where(sum_w4 > 0, sum_w4, 1.0), 0.0)
     estimate = chosen.estimate(weights, pool.mean, fraction, labeled.y, x_lab)
     estimate = np.where(sum_w2 > 0, estimate, np.nan)
     no_variance = (sum_w2 <= 0) | (sum_w2 >= 1.0)  # no labels, or a single labeled item
@@ -462,7 +461,7 @@ def _cross_fitted_fit(
         r2=r2,
         gain=gain,
         borrowed=np.zeros(ctx.grid_size, dtype=bool),
-        df=np.maximum(satterthwaite - 1.0, 1.0),
+        df=np.maximum(lab0.df_effective - 1.0, 1.0),
     )
 
 
@@ -593,9 +592,10 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     if smoothing:
         from .control_variates import fit_naive
 
-        gamma = shrinkage_weights(ctx, labeled, fit_naive(ctx, labeled, options), options)
-        if gamma is not None:  # the guard keeps the direct estimate of precise slices
-            gamma = np.where(labeled_counts(ctx, labeled) >= PRECISE_LABELS, 1.0, gamma)
+        precise = labeled_sizes(ctx, labeled)[0] >= PRECISE_LABELS
+        if not precise.all():  # the guard keeps the direct estimate of precise slices
+            gamma = shrinkage_weights(ctx, labeled, fit_naive(ctx, labeled, options), options)
+            gamma = None if gamma is None else np.where(precise, 1.0, gamma)
     k = ctx.features.shape[1]
     learned = k <= LEARNED_SIGNALS_PER_LABEL * labeled.n
     fit = choose_and_fit(

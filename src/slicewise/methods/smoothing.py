@@ -42,9 +42,10 @@ from ..estimators.predictors import fit_logistic
 from ..estimators.smoothing.bayes import bayes_fit
 from ..estimators.smoothing.guard import PRECISE_LABELS, guard
 from ..estimators.smoothing.linear_mixed import AreaModel
+from ..inference.variance import plus_two_variance
 from ..moments.sums import column_sums, square_column_sums, take_rows, weighted_sums
 from ..results import critical_value
-from .base import LabeledSet, MethodFit, MethodOptions, PoolContext
+from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, labeled_sizes
 
 #: A domain whose shrinkage weight is below this leans on borrowed strength.
 BORROWED_WEIGHT = 0.5
@@ -175,9 +176,9 @@ def smooth_fit(
         )
     mean, sd_pool, weight = pool_fh
     sd_pop = pop_fh[1]
-    n_lab = labeled_counts(ctx, labeled)
+    n_lab, fraction = labeled_sizes(ctx, labeled)
     critical = critical_value(0.95, fit.df)  # for flagging disagreement only
-    se_pool, se_pop = _direct_se(ctx, labeled, fit, n_lab)
+    se_pool, se_pop = _direct_se(fit, n_lab, fraction)
     pool_guard = guard(fit.estimate, se_pool, mean, sd_pool, n_lab, critical)
     pop_guard = guard(fit.estimate, se_pop, mean, sd_pop, n_lab, critical)
     smoothed = pool_guard.smoothed
@@ -226,32 +227,19 @@ def smooth_fit(
 
 
 def _direct_se(
-    ctx: PoolContext, labeled: LabeledSet, fit: MethodFit, n_lab: FloatArray
+    fit: MethodFit, n_lab: FloatArray, fraction: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
     """Direct standard errors for the guard (pool and population target).
 
     A slice with a single label has no residual variance; there the plus-two (Agresti-Coull)
-    variance of a proportion, p(1 - p) / (n + 2) with p = (n theta_d + 1) / (n + 2), stands in,
-    times (1 - pi_g) for the pool target (0 when the slice's pool is fully labeled, whose direct
-    estimate is exact).
+    variance of a proportion (:func:`~slicewise.inference.variance.plus_two_variance` at the direct
+    estimate) stands in, times (1 - pi_g) for the pool target (0 when the slice's pool is fully
+    labeled, whose direct estimate is exact).
     """
-    rows = take_rows(ctx.kernel(1.0), labeled.index)
-    pool_mass = column_sums(ctx.kernel(1.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fraction = np.clip(column_sums(rows) / np.where(pool_mass > 0, pool_mass, 1.0), 0.0, 1.0)
-        p = (n_lab * np.clip(fit.estimate, 0.0, 1.0) + 1.0) / (n_lab + 2.0)
-        plus_two = p * (1.0 - p) / (n_lab + 2.0)
+    plus_two = plus_two_variance(n_lab, np.clip(fit.estimate, 0.0, 1.0))
+    fraction = np.clip(np.where(np.isfinite(fraction), fraction, 0.0), 0.0, 1.0)
     missing_pool = np.isfinite(fit.estimate) & ~np.isfinite(fit.var_pool)
     missing_pop = np.isfinite(fit.estimate) & ~np.isfinite(fit.var_population)
     var_pool = np.where(missing_pool, (1.0 - fraction) * plus_two, fit.var_pool)
     var_pop = np.where(missing_pop, plus_two, fit.var_population)
     return np.sqrt(var_pool), np.sqrt(var_pop)
-
-
-def labeled_counts(ctx: PoolContext, labeled: LabeledSet) -> FloatArray:
-    """Effective number of labeled items per grid point, (sum_L k)^2 / sum_L k^2."""
-    rows = take_rows(ctx.kernel(1.0), labeled.index)
-    mass = column_sums(rows)
-    sq = square_column_sums(rows)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(np.where(sq > 0, mass**2 / np.where(sq > 0, sq, 1.0), 0.0))

@@ -111,18 +111,12 @@ def explain_choice(result: ProfileResult) -> list[str]:
         desc = method_description(result.method)
         out.append(f"Method {result.method}: {desc}" if desc else f"Method {result.method}.")
     if params.get("smoothing") == "fay_herriot":
-        weights = np.asarray(params.get("shrinkage_weight", []), dtype=float)
-        leaning = int(np.sum(weights < 0.5)) if weights.size else 0
+        smoothed = int(np.sum(np.asarray(params.get("smoothed", []), dtype=bool)))
         out.append(
-            "Slices with few gold labels were pulled toward a model fitted across all slices "
-            f"(Bayesian Fay-Herriot smoothing); {leaning} of {weights.size or result.size} "
-            "slices lean mostly on it."
-        )
-    composite = params.get("composite_weight")
-    if isinstance(composite, float) and composite > 0:
-        out.append(
-            f"It was blended with a prediction-only estimate (weight {1 - composite:.2f} on the "
-            "prediction) where that lowered the estimated error."
+            f"{smoothed} of {result.size} slices have too few gold labels for their own estimate "
+            "and were pulled toward a model fitted across all slices (Bayesian Fay-Herriot "
+            "smoothing); their intervals are widened so that they still contain the slice's own "
+            "interval. The other slices report their own estimate."
         )
     return out
 
