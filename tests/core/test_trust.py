@@ -183,3 +183,28 @@ def test_auto_on_the_demo_length_profile_is_centered_and_covers() -> None:
     assert np.all(np.abs(e.mean(0)) <= 3 * e.std(0, ddof=1) / np.sqrt(reps)), e.mean(0)
     assert cov.mean() >= cov_naive.mean(), (cov.mean(), cov_naive.mean())
     assert cov.mean() >= 0.9, cov.mean()
+
+
+@pytest.mark.slow
+def test_intervals_near_a_boundary_do_not_collapse() -> None:
+    """Labels piled at 1 over most of Z, failures only far away in the kernel's tail (PSN-IRT by
+    difficulty: gold-only and auto covered 0.31 where the truth is about 0.99). The local sample
+    variance collapses there; the Agresti-Coull floor keeps the gold-only intervals honest."""
+    rng = np.random.default_rng(11)
+    m, n, reps = 3000, 150, 100
+    z = rng.random(m)
+    p = np.where(z > 0.4, 0.995, 0.6)
+    covered = []
+    for _ in range(reps):
+        y = (rng.random(m) < p).astype(float)
+        frame = pd.DataFrame({"z": z, "y": y})
+        truth = sw.profile(frame, z="z", label="y", method="naive", grid=10).estimate
+        frame.loc[rng.permutation(m)[n:], "y"] = np.nan
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = sw.profile(frame, z="z", label="y", method="naive", grid=10)
+        low, high = res.ci()
+        covered.append((low <= truth) & (truth <= high))
+    per_point = np.mean(covered, axis=0)
+    assert per_point.min() >= 0.85, per_point
+    assert per_point.mean() >= 0.93, per_point
