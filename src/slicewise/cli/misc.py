@@ -4,23 +4,24 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from .._typing import Kind
 from ._common import _columns, _print_notes
+
+if TYPE_CHECKING:
+    from .._typing import Kind
 
 
 def _run_methods(args: argparse.Namespace) -> int:
-    from ..methods.registry import methods
+    from .listing import format_listing
 
-    frame = methods()
-    print(frame.to_string(index=False))
+    print(format_listing())
     return 0
 
 
 def _run_demo(args: argparse.Namespace) -> int:
+    import numpy as np
+
     from ..api import profile
     from ..datasets import DEMO_SIGNALS, load_demo
     from ..reports.output import format_table, write_outputs
