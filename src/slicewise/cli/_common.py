@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -129,3 +131,78 @@ def apply_levels(args: argparse.Namespace) -> None:
     args.items = frame
     if args.kind is None:
         args.kind = "ordinal"
+
+
+#: ``--strata`` means one thing across the command line: the name of a stratum column (sample,
+#: domains, validate). The number of equal-width strata of Z of ``strat_ppi`` is
+#: ``slicewise profile --strata-count N``.
+STRATA_DEFAULT_COUNT = 5
+
+
+def _count(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
+def add_strata_count_arg(parser: argparse.ArgumentParser) -> None:
+    """``--strata-count N`` (profile), and ``--strata N``, its old spelling."""
+    parser.add_argument(
+        "--strata-count",
+        dest="strata",
+        type=_count,
+        default=None,
+        metavar="N",
+        help=f"number of equal-width strata of Z for --method strat_ppi ({STRATA_DEFAULT_COUNT})",
+    )
+    parser.add_argument(
+        "--strata",
+        dest="strata_old",
+        default=None,
+        metavar="N",
+        help="old spelling of --strata-count (a number); in sample, domains and validate "
+        "--strata names a stratum column",
+    )
+
+
+def resolve_strata_count(args: argparse.Namespace) -> None:
+    """Turn ``--strata N`` into ``--strata-count N`` (with a warning); refuse a column name."""
+    old = getattr(args, "strata_old", None)
+    if old is not None:
+        if not old.strip().isdigit() or int(old) < 1:
+            raise ValueError(
+                f"--strata names a stratum column in sample, domains and validate; slicewise "
+                f"profile takes no stratum column (give a design's inclusion probabilities with "
+                f"--inclusion COL). For the number of strata of strat_ppi use --strata-count N. "
+                f"Got --strata {old!r}."
+            )
+        if args.strata is not None:
+            raise ValueError(
+                f"--strata {old} is the old spelling of --strata-count; give one of them, not "
+                f"both (got --strata-count {args.strata})."
+            )
+        print(
+            f"warning: --strata {old} in slicewise profile is now spelled --strata-count {old} "
+            "(--strata names a stratum column everywhere else); the old spelling still works "
+            "for now.",
+            file=sys.stderr,
+        )
+        args.strata = int(old)
+    if args.strata is None:
+        args.strata = STRATA_DEFAULT_COUNT
+
+
+@contextmanager
+def strata_column_hint(args: argparse.Namespace) -> Iterator[None]:
+    """Add a hint to a missing ``--strata`` column that looks like a number of strata."""
+    try:
+        yield
+    except ValueError as err:
+        value = getattr(args, "strata", None)
+        if isinstance(value, str) and value.strip().isdigit() and "'strata'" in str(err):
+            raise ValueError(
+                f"--strata names the stratum column of the design; {value!r} is not a column "
+                "of the table. (The number of equal-width strata of Z of strat_ppi is "
+                f"`slicewise profile --strata-count {value}`.) {err}"
+            ) from err
+        raise

@@ -8,11 +8,11 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from ._common import _columns, add_report_arg, write_report
+from ._common import _columns, add_report_arg, strata_column_hint, write_report
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from ..results_domain import DomainResult
 
 METHODS = ("ht", "hajek", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts")
@@ -30,7 +30,9 @@ def _add_design_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--srs", action="store_true", help="simple random sampling within --strata (no column)"
     )
-    parser.add_argument("--strata", default=None, help="stratum column of a stratified design")
+    parser.add_argument(
+        "--strata", default=None, metavar="COL", help="stratum column of a stratified design"
+    )
     parser.add_argument("--prediction", default=None, help="prediction column for PPI / PPI++")
     parser.add_argument("--taxonomy", type=_columns, default=None, help="taxonomy level columns")
     parser.add_argument(
@@ -68,7 +70,9 @@ def add_sample_args(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``slicewise sample``."""
     parser.add_argument("items", help="item table: CSV, Parquet or JSON Lines")
     parser.add_argument("--design", choices=["srs", "stratified", "poisson"], default="stratified")
-    parser.add_argument("--strata", default=None, help="stratum column (stratified designs)")
+    parser.add_argument(
+        "--strata", default=None, metavar="COL", help="stratum column (stratified designs)"
+    )
     size = parser.add_mutually_exclusive_group(required=True)
     size.add_argument("--budget", type=int, default=None, help="number of units to label")
     size.add_argument("--fraction", type=float, default=None, help="share of units to label")
@@ -159,7 +163,8 @@ def run_domains(args: argparse.Namespace) -> int:
     """``slicewise domains``: one estimator for every domain."""
     from ..domains import domains
 
-    result = domains(args.items, method=args.method, **_design_kwargs(args))
+    with strata_column_hint(args):
+        result = domains(args.items, method=args.method, **_design_kwargs(args))
     print(_table(result))
     _notes(result.notes, args)
     if args.out is not None:
@@ -173,13 +178,14 @@ def run_validate(args: argparse.Namespace) -> int:
     """``slicewise validate``: design-based cross-validation selects and reports the error."""
     from ..domains import validate
 
-    result = validate(
-        args.items,
-        candidates=args.candidates,
-        folds=args.folds,
-        rng=args.seed,
-        **_design_kwargs(args),
-    )
+    with strata_column_hint(args):
+        result = validate(
+            args.items,
+            candidates=args.candidates,
+            folds=args.folds,
+            rng=args.seed,
+            **_design_kwargs(args),
+        )
     scores = result.scores()
     print(scores.to_string(index=False))
     print(
@@ -201,18 +207,19 @@ def run_sample(args: argparse.Namespace) -> int:
     from ..domains import sample
 
     frame = read_table(args.items)
-    drawn = sample(
-        frame,
-        design=args.design,
-        strata=args.strata,
-        budget=args.budget,
-        fraction=args.fraction,
-        allocation=args.allocation,
-        neyman=args.neyman,
-        size=args.size,
-        minimum=args.minimum,
-        rng=args.seed,
-    )
+    with strata_column_hint(args):
+        drawn = sample(
+            frame,
+            design=args.design,
+            strata=args.strata,
+            budget=args.budget,
+            fraction=args.fraction,
+            allocation=args.allocation,
+            neyman=args.neyman,
+            size=args.size,
+            minimum=args.minimum,
+            rng=args.seed,
+        )
     labels = args.label if len(args.label) > 1 else args.label[0]
     out = drawn.apply(frame, label=labels, strata="stratum" if args.strata else None)
     write_table(out, args.out)

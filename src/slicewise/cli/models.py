@@ -84,7 +84,7 @@ OPTION_USE: dict[str, tuple[str, object, tuple[str, ...]]] = {
     "learner": ("--learner", "logistic", ("single",)),
     "primary": ("--primary", None, ("single", "models")),
     "C": ("--C", 1.0, ("single", "models", "pair")),
-    "strata": ("--strata", 5, ("single", "models", "pair")),
+    "strata": ("--strata-count", 5, ("single", "models", "pair")),
     "seed": ("--seed", None, ("single", "models", "pair", "rank")),
     "bounded": ("--bounded", False, ("single",)),
     "missing": ("--missing", "impute", ("single", "models")),

@@ -12,7 +12,9 @@ from ._common import (
     _print_notes,
     add_levels_arg,
     add_report_arg,
+    add_strata_count_arg,
     apply_levels,
+    resolve_strata_count,
     write_report,
 )
 from .models import PROFILE_RUNS, _add_model_args, _profile_mode
@@ -78,7 +80,7 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ridge", type=float, default=0.3, help="ridge penalty lambda (0.3)")
     parser.add_argument("--primary", default=None, help="primary judge signal column")
     parser.add_argument("--C", dest="C", type=float, default=1.0, help="logistic C (1.0)")
-    parser.add_argument("--strata", type=int, default=5, help="strata of strat_ppi (5)")
+    add_strata_count_arg(parser)
     parser.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
     parser.add_argument(
         "--bounded",
@@ -143,6 +145,7 @@ def _run_profile(args: argparse.Namespace) -> int:
             "The items are scanned out of core, where auto is not available yet: method lace "
             "(--method naive, global_cv or per_signal_cv also run out of core)."
         )
+    resolve_strata_count(args)
     mode, label = _profile_mode(args)
     apply_levels(args)
     if args.report is not None and mode not in ("single", "models", "pair"):
