@@ -19,3 +19,54 @@ def results() -> dict[str, Any]:
     out["categorical"] = sw.profile(data, z="subject", **opts)
     out["continuous"] = sw.profile(data, z="x", grid=15, **opts)
     return out
+
+
+def three_models() -> Any:
+    """A long table: three models graded on the same items (one row per model and item)."""
+    import numpy as np
+    import pandas as pd
+
+    base = frame()
+    rng = np.random.default_rng(1)
+    parts = []
+    for k, name in enumerate(("a", "b", "c")):
+        flip = rng.random(len(base)) < 0.15 * k
+        y = np.where(flip, 1.0 - base["full"], base["full"])
+        part = base.assign(
+            full=y,
+            correct=np.where(base["correct"].notna(), y, np.nan),
+            judge=y + rng.normal(0, 0.6, len(base)),
+            model=name,
+            item=range(len(base)),
+        )
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+@pytest.fixture(scope="session")
+def many() -> dict[str, Any]:
+    """Multi-model results, a gap, deployment scores and a plan on the categorical 'subject'."""
+    data = three_models()
+    opts: dict[str, Any] = dict(
+        z="subject", signals=["judge"], label="correct", model="model", id="item", rng=0
+    )
+    out: dict[str, Any] = {"frame": data}
+    out["models"] = sw.profile_models(data, **opts)
+    out["models_ordinal"] = sw.profile_models(data, **{**opts, "z": "level", "kind": "ordinal"})
+    out["gap"] = sw.gap(data, model_a="a", model_b="b", **opts)
+    out["ranking"] = sw.rank_models(data, method="lace", **opts)
+    mix = {"algebra": 0.5, "biology": 0.3, "chemistry": 0.1, "drama": 0.1}
+    out["deploy"] = {
+        m: sw.deployment_score(
+            data[data["model"] == m],
+            z="subject",
+            signals=["judge"],
+            label="correct",
+            deploy=mix,
+            method="lace",
+        )
+        for m in ("a", "b", "c")
+    }
+    out["mix"] = mix
+    out["plan"] = sw.plan(frame(), z="subject", signals=["judge"], label="correct", rng=0)
+    return out

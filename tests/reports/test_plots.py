@@ -3,6 +3,7 @@ labeled counts, the gold-only band on the estimate's critical values, zero on ga
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ import pytest
 
 from slicewise.reports.output import write_outputs
 from slicewise.reports.plot import plot_profile
-from slicewise.reports.study_plots import plain_ticks
+from slicewise.reports.plot_models import plot_deploy, plot_model_profiles, plot_ranking
+from slicewise.reports.plot_plan import plot_plan
+from slicewise.reports.study_plots import plain_ticks, plot_panels
 from slicewise.results import normal_interval
 
 
@@ -86,3 +89,101 @@ def test_saved_profile_keeps_its_labels(results: dict[str, Any], tmp_path: Path)
     image = plt.imread(tmp_path / "profile.png")
     # bbox_inches='tight' grows the canvas to hold every label: wider than the axes area alone
     assert image.shape[1] > 0.9 * 6.4 * 120
+
+
+def no_rotated_ticks(ax: Any) -> bool:
+    ticks = [*ax.get_xticklabels(), *ax.get_yticklabels()]
+    return all(t.get_rotation() == 0 for t in ticks)
+
+
+def row_names(ax: Any) -> list[str]:
+    return [t.get_text() for t in ax.get_yticklabels()]
+
+
+def vertical_lines_at(ax: Any, value: float) -> list[Any]:
+    return [
+        ln
+        for ln in ax.get_lines()
+        if len(ln.get_xdata()) == 2 and np.allclose(np.asarray(ln.get_xdata(), float), value)
+    ]
+
+
+def test_categorical_model_profiles_are_rows_sorted_with_counts(many: dict[str, Any]) -> None:
+    result = many["models"]
+    ax = plot_model_profiles(result, ylabel="correct")
+    mean = np.mean([result[m].estimate for m in result.models], axis=0)
+    first = result.profiles[0]
+    assert row_names(ax) == [str(v) for v in first.z[np.argsort(mean)]]
+    assert ax.get_xlabel() == "mean correct"
+    assert ax.get_ylabel() == "subject"
+    counts = np.vstack([result[m].n_labeled_eff for m in result.models])
+    expected = [
+        "n=" + ("/".join(f"{c:.0f}" for c in col) if np.ptp(col) else f"{col[0]:.0f}")
+        for col in counts.T[np.argsort(mean)]
+    ]
+    assert [t.get_text() for t in ax.texts] == expected
+    assert no_rotated_ticks(ax)
+    ordinal = plot_model_profiles(many["models_ordinal"])
+    assert [t.get_text() for t in ordinal.get_xticklabels()] == ["1", "2", "3", "4", "5"]
+    assert no_rotated_ticks(ordinal)
+
+
+def test_categorical_ranking_is_rows_with_a_zero_line(many: dict[str, Any]) -> None:
+    result = many["ranking"]
+    ax = plot_ranking(result, label="correct")
+    assert row_names(ax) == [str(v) for v in result.z[np.argsort(result.estimate[0])]]
+    assert ax.get_xlabel() == "gap in mean correct"
+    assert vertical_lines_at(ax, 0.0)
+    assert no_rotated_ticks(ax)
+    assert "simultaneous" in ax.get_title()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == [f"{a} - {b}" for a, b in result.pairs]
+
+
+def test_gap_profile_names_the_pair_and_marks_zero(many: dict[str, Any]) -> None:
+    ax = plot_profile(many["gap"], ylabel="correct")  # no zero_line argument: a gap has one
+    assert ax.get_xlabel() == "gap in mean correct (a - b)"
+    assert vertical_lines_at(ax, 0.0)
+
+
+def test_deploy_plot_names_the_metric(many: dict[str, Any]) -> None:
+    ax = plot_deploy(many["deploy"], label="correct")
+    assert ax.get_xlabel() == "mean correct under the deployment mix"
+    assert row_names(ax) == ["a", "b", "c"]
+    assert "gold labels only" in [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_plan_by_slice_is_rows_sorted_by_current_halfwidth(many: dict[str, Any]) -> None:
+    plan = many["plan"]
+    ax = plot_plan(plan)
+    order = np.argsort(plan.halfwidth)
+    assert row_names(ax) == [str(v) for v in np.asarray(plan.z)[order]]
+    assert vertical_lines_at(ax, plan.target)
+    assert ax.get_xlabel() == "95% interval half-width"
+    notes = [t.get_text() for t in ax.texts]
+    assert notes == [
+        f"n={n:.0f}" + (f", +{int(m)}" if m > 0 else "")
+        for n, m in zip(plan.n_labeled[order], plan.n_more[order], strict=True)
+    ]
+    assert no_rotated_ticks(ax)
+
+
+def test_study_panels_put_text_levels_in_rows() -> None:
+    z = np.array(["long benchmark name one", "b", "c"], dtype=object)
+    truth = np.array([0.5, 0.2, 0.9])
+    ax = plot_panels(z, truth, {"naive": truth + 0.05}, title="split 1")
+    assert row_names(ax) == ["b", "long benchmark name one", "c"]
+    assert no_rotated_ticks(ax)
+
+
+def test_every_saved_figure_is_cropped_to_its_labels() -> None:
+    # bbox_inches="tight" grows the saved canvas to hold tick labels, row names and counts
+    root = Path(__file__).parents[2] / "src" / "slicewise"
+    calls = []
+    for path in [*root.glob("reports/*.py"), *root.glob("cli/*.py")]:
+        text = path.read_text(encoding="utf-8")
+        for match in re.finditer(r"\.savefig\(([^()]*(?:\([^()]*\)[^()]*)*)\)", text):
+            calls.append((path.name, match.group(1)))
+    assert calls
+    loose = [(name, args) for name, args in calls if 'bbox_inches="tight"' not in args]
+    assert loose == []

@@ -135,7 +135,12 @@ def svg_figure(draw: Callable[[Axes], object], *, height: float = 3.6, width: fl
         try:
             draw(ax)
             buffer = io.StringIO()
-            fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+            fig.savefig(
+                buffer,
+                format="svg",
+                bbox_inches="tight",
+                metadata={"Date": None, "Creator": None},
+            )
         finally:
             plt.close(fig)
     svg = buffer.getvalue()

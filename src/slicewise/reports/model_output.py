@@ -48,17 +48,20 @@ def text_table(frame: pd.DataFrame, *, plain: Sequence[str] = ()) -> str:
     return frame.to_string(index=False, formatters=formatters, na_rep="")
 
 
-def _save_png(path: Path, draw: Callable[[Axes], object]) -> list[Path]:
-    """Draw on a new figure and save it; nothing (an empty list) without matplotlib."""
+def _save_png(path: Path, draw: Callable[[Axes], object], *, rows: int = 0) -> list[Path]:
+    """Draw on a new figure and save it; nothing (an empty list) without matplotlib.
+
+    ``rows``: the number of rows of a horizontal forest plot, which sets the figure's height.
+    """
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         return []
     import matplotlib.pyplot as plt
 
-    from .plot import new_axes
+    from .plot import forest_height, new_axes
 
-    fig, axes = new_axes()
+    fig, axes = new_axes(height=forest_height(rows) if rows else 3.6)
     draw(axes[0])
     fig.tight_layout()
     fig.savefig(path, dpi=120, bbox_inches="tight")
@@ -117,7 +120,8 @@ def write_models(
         "rows": _records(frame),
     }
     out, written = _write(out_dir, stem, {stem: frame}, payload)
-    return written + _save_png(out / f"{stem}.png", lambda ax: result.plot(ax))
+    rows = result.profiles[0].size if result.kind == "categorical" else 0
+    return written + _save_png(out / f"{stem}.png", lambda ax: result.plot(ax), rows=rows)
 
 
 def format_ranking(result: ModelRanking) -> str:
@@ -187,7 +191,10 @@ def write_ranking(
         "ranks": _records(ranks),
     }
     out, written = _write(out_dir, stem, {stem: gaps, "ranks": ranks}, payload)
-    return written + _save_png(out / f"{stem}.png", lambda ax: plot_ranking(result, ax=ax))
+    rows = result.z.shape[0] if result.kind == "categorical" else 0
+    return written + _save_png(
+        out / f"{stem}.png", lambda ax: plot_ranking(result, ax=ax), rows=rows
+    )
 
 
 def deploy_frame(scores: Mapping[str, DeploymentScore], *, by_model: bool) -> pd.DataFrame:
@@ -269,7 +276,9 @@ def write_deploy(
         "rows": _records(frame),
     }
     out, written = _write(out_dir, stem, {stem: frame, f"{stem}_cells": cells}, payload)
-    return written + _save_png(out / f"{stem}.png", lambda ax: plot_deploy(scores, ax=ax))
+    return written + _save_png(
+        out / f"{stem}.png", lambda ax: plot_deploy(scores, ax=ax), rows=len(scores)
+    )
 
 
 def plan_frame(result: ProfileResult, plan: CascadePlan, finite: np.ndarray) -> pd.DataFrame:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,7 +41,7 @@ def plot_profile(
     truth: FloatArray | None = None,
     level: float | None = None,
     ylabel: str | None = None,
-    zero_line: bool = False,
+    zero_line: bool | None = None,
 ) -> Axes:
     """Draw a profile with its pointwise band.
 
@@ -48,8 +49,11 @@ def plot_profile(
     categorical profiles a horizontal forest plot sorted by estimate, each row annotated with its
     number of gold labels. The value axis names the label (``ylabel``, else the result's
     ``params['label']``); the gold-only overlay uses the estimate's critical values (Student t
-    with the result's ``df`` where finite).
+    with the result's ``df`` where finite). ``zero_line`` marks 0 (default: for a gap between
+    two models).
     """
+    if zero_line is None:
+        zero_line = is_gap(result)
     if result.kind == "categorical" and result.z.ndim == 1:
         return _plot_categorical(
             result,
@@ -103,16 +107,92 @@ def plot_profile(
     return ax
 
 
+def is_gap(result: ProfileResult) -> bool:
+    """Whether ``result`` is the gap between two models (:func:`slicewise.gap`)."""
+    return result.params.get("estimand") == "gap"
+
+
 def value_name(result: ProfileResult, label: str | None = None) -> str:
-    """What the value axis measures: the label column's name when known."""
+    """What the value axis measures: the label column's name when known ('mean correct'); for a
+    gap, 'gap in mean correct (a - b)'."""
     name = label or result.params.get("label")
-    return f"mean {name}" if isinstance(name, str) and name else "mean gold label"
+    mean = f"mean {name}" if isinstance(name, str) and name else "mean gold label"
+    if is_gap(result):
+        return f"gap in {mean} ({result.params.get('model_a')} - {result.params.get('model_b')})"
+    return mean
 
 
 def plain_title(result: ProfileResult, label: str | None, level: float) -> str:
     """A title in plain words, e.g. 'mean correct by level (95% intervals)'."""
     axis = ", ".join(result.z_names)
     return f"{value_name(result, label)} by {axis} ({round(level * 100)}% intervals)"
+
+
+#: One series of a forest plot: name, estimates, lower and upper ends (None: points only),
+#: color, marker.
+Series = tuple[str, Any, Any, Any, str, str]
+
+
+def forest(
+    ax: Axes,
+    names: Sequence[str],
+    series: Sequence[Series],
+    *,
+    order: Any,
+    notes: Sequence[str] | None = None,
+    zero: float | None = None,
+) -> None:
+    """A horizontal forest plot: one row per name in ``order`` (bottom to top), each series
+    offset within its row, ``notes`` (e.g. 'n=12') written right of the axes, and a vertical
+    reference line at ``zero``. Row labels are horizontal, so long names stay readable."""
+    order = np.asarray(order, dtype=int)
+    y = np.arange(order.size, dtype=float)
+    k_all = len(series)
+    step = min(0.3, 0.7 / max(k_all, 1)) if k_all > 1 else 0.0
+    for k, (name, est, low, high, color, marker) in enumerate(series):
+        e = np.asarray(est, dtype=float)[order]
+        ys = y + ((k_all - 1) / 2 - k) * step
+        if low is None or high is None:
+            ax.plot(e, ys, marker, color=color, markersize=4, linestyle="none", label=name)
+            continue
+        lo, hi = np.asarray(low, dtype=float)[order], np.asarray(high, dtype=float)[order]
+        ax.errorbar(
+            e,
+            ys,
+            xerr=np.vstack([e - lo, hi - e]),
+            fmt=marker,
+            color=color,
+            capsize=2,
+            markersize=4,
+            label=name,
+        )
+    if zero is not None:
+        ax.axvline(zero, color="0.4", linewidth=0.8, zorder=0)
+    ax.set_yticks(y)
+    ax.set_yticklabels([names[i] for i in order], fontsize="small")
+    for yi, text in zip(y, [notes[i] for i in order] if notes is not None else [], strict=False):
+        ax.annotate(
+            text,
+            xy=(1.0, yi),
+            xycoords=("axes fraction", "data"),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize="x-small",
+            color="0.35",
+        )
+    ax.set_ylim(-0.6, order.size - 0.4)
+
+
+def sort_order(values: Any) -> Any:
+    """Row order of a forest plot: ascending, missing values at the bottom."""
+    values = np.asarray(values, dtype=float)
+    return np.argsort(np.where(np.isfinite(values), values, -np.inf), kind="stable")
+
+
+def forest_height(rows: int) -> float:
+    """Figure height (inches) that gives each forest row room for its label."""
+    return float(min(max(2.5, 0.3 * rows + 1.2), 40.0))
 
 
 def _plot_categorical(
@@ -127,50 +207,28 @@ def _plot_categorical(
 ) -> Axes:
     """Horizontal forest plot of a categorical profile, sorted, with labeled counts."""
     if ax is None:
-        height = max(2.5, 0.3 * result.size + 1.2)
-        _, axes = new_axes(width=6.4, height=min(height, 40.0))
+        _, axes = new_axes(width=6.4, height=forest_height(result.size))
         ax = axes[0]
     assert ax is not None
     interval = result.ci(level)
     lvl = result.level if level is None else level
-    order = np.argsort(np.where(np.isfinite(result.estimate), result.estimate, -np.inf))
-    y = np.arange(result.size, dtype=float)
-    series = [(result.method, result.estimate, interval.low, interval.high, "C0", "o")]
+    series: list[Series] = [
+        (result.method, result.estimate, interval.low, interval.high, "C0", "o")
+    ]
     if naive and result.method != "naive":
         low, high = _naive_interval(result, lvl)
         series.append(("gold labels only", result.naive_estimate, low, high, "C1", "s"))
-    shift = 0.15 if len(series) > 1 else 0.0
-    for k, (name, est, low, high, color, marker) in enumerate(series):
-        e, lo, hi = est[order], low[order], high[order]
-        ax.errorbar(
-            e,
-            y + (shift if k == 0 else -shift),
-            xerr=np.vstack([e - lo, hi - e]),
-            fmt=marker,
-            color=color,
-            capsize=2,
-            markersize=4,
-            label=name,
-        )
     if truth is not None:
-        ax.plot(np.asarray(truth, dtype=float)[order], y, "kx", label="truth")
-    if zero_line:
-        ax.axvline(0.0, color="0.4", linewidth=0.8, zorder=0)
-    ax.set_yticks(y)
-    ax.set_yticklabels([_label(v) for v in result.z[order]], fontsize="small")
-    counts = np.asarray(result.n_labeled_eff, dtype=float)[order]
-    for yi, count in zip(y, counts, strict=True):
-        ax.annotate(
-            f"n={count:.0f}",
-            xy=(1.0, yi),
-            xycoords=("axes fraction", "data"),
-            xytext=(4, 0),
-            textcoords="offset points",
-            va="center",
-            fontsize="x-small",
-            color="0.35",
-        )
-    ax.set_ylim(-0.6, result.size - 0.4)
+        series.append(("truth", truth, None, None, "k", "x"))
+    counts = np.asarray(result.n_labeled_eff, dtype=float)
+    forest(
+        ax,
+        [_label(v) for v in result.z],
+        series,
+        order=sort_order(result.estimate),
+        notes=[f"n={c:.0f}" for c in counts],
+        zero=0.0 if zero_line else None,
+    )
     ax.set_ylabel(", ".join(result.z_names))
     ax.set_xlabel(value_name(result, xlabel))
     ax.set_title(plain_title(result, xlabel, lvl) + "; n = gold labels")

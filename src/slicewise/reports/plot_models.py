@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..results import normal_interval
-from .plot import _label, new_axes, plain_title, value_name
+from .plot import (
+    Series,
+    _label,
+    forest,
+    forest_height,
+    new_axes,
+    plain_title,
+    sort_order,
+    value_name,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -26,14 +35,38 @@ def plot_model_profiles(
     models: Sequence[str] | None = None,
     ylabel: str | None = None,
 ) -> Axes:
-    """One line with a pointwise band per model (continuous Z), or offset error bars (discrete)."""
-    if ax is None:
-        _, axes = new_axes()
-        ax = axes[0]
-    assert ax is not None
+    """One line with a pointwise band per model (continuous Z), offset error bars in the
+    profile's order (ordinal), or a horizontal forest plot sorted by the models' mean estimate
+    with each slice's gold labels per model (categorical)."""
     names = list(result.models) if models is None else list(models)
     lvl = result.level if level is None else level
     first = result[names[0]]
+    categorical = first.kind == "categorical" and first.z.ndim == 1
+    if ax is None:
+        _, axes = new_axes(height=forest_height(first.size) if categorical else 3.6)
+        ax = axes[0]
+    assert ax is not None
+    if categorical:
+        series: list[Series] = []
+        for k, name in enumerate(names):
+            interval = result[name].ci(lvl)
+            est = result[name].estimate
+            series.append((name, est, interval.low, interval.high, f"C{k % 10}", "o"))
+        counts = np.vstack([result[n].n_labeled_eff for n in names])
+        with np.errstate(all="ignore"):
+            mean = np.nanmean(np.vstack([result[n].estimate for n in names]), axis=0)
+        forest(
+            ax,
+            [_label(v) for v in first.z],
+            series,
+            order=sort_order(mean),
+            notes=[_counts(column) for column in counts.T],
+        )
+        ax.set_ylabel(", ".join(first.z_names))
+        ax.set_xlabel(value_name(first, ylabel))
+        ax.set_title(plain_title(first, ylabel, lvl) + ", per model; n = gold labels")
+        ax.legend(frameon=False, fontsize="small")
+        return ax
     numeric = first.kind == "continuous" and first.z.ndim == 1
     x = first.z.astype(float) if numeric else np.arange(first.size, dtype=float)
     width = 0.6 / max(len(names), 1)
@@ -57,7 +90,7 @@ def plot_model_profiles(
             )
     if not numeric:
         ax.set_xticks(x)
-        ax.set_xticklabels([_label(v) for v in first.z], rotation=30, ha="right")
+        ax.set_xticklabels([_label(v) for v in first.z])
     ax.set_xlabel(", ".join(first.z_names))
     ax.set_ylabel(value_name(first, ylabel))
     ax.set_title(plain_title(first, ylabel, lvl) + ", per model")
@@ -65,13 +98,45 @@ def plot_model_profiles(
     return ax
 
 
-def plot_ranking(result: ModelRanking, *, ax: Axes | None = None) -> Axes:
-    """Every pairwise gap a - b across the profile with its simultaneous interval, and zero."""
+def _counts(column: np.ndarray) -> str:
+    """'n=35' when every model has the slice's count, else 'n=35/30/41' in the models' order."""
+    texts = [f"{c:.0f}" for c in column]
+    return "n=" + (texts[0] if len(set(texts)) == 1 else "/".join(texts))
+
+
+def plot_ranking(result: ModelRanking, *, ax: Axes | None = None, label: str | None = None) -> Axes:
+    """Every pairwise gap a - b across the profile with its simultaneous interval, and zero.
+
+    Categorical profiles are a horizontal forest plot (slices sorted by the first pair's gap);
+    ``label`` names the metric ('gap in mean correct').
+    """
+    categorical = result.kind == "categorical" and result.z.ndim == 1
     if ax is None:
-        _, axes = new_axes()
+        _, axes = new_axes(height=forest_height(result.z.shape[0]) if categorical else 3.6)
         ax = axes[0]
     assert ax is not None
     interval = result.ci()
+    value = f"gap in mean {label}" if label else "gap in mean gold label"
+    title = (
+        f"Pairwise gaps, {round(result.level * 100)}% simultaneous intervals (all hold together)"
+    )
+    if categorical:
+        series: list[Series] = [
+            (f"{a} - {b}", result.estimate[p], interval.low[p], interval.high[p], f"C{p % 10}", "o")
+            for p, (a, b) in enumerate(result.pairs)
+        ]
+        forest(
+            ax,
+            [_label(v) for v in result.z],
+            series,
+            order=sort_order(result.estimate[0]),
+            zero=0.0,
+        )
+        ax.set_ylabel(", ".join(result.z_names))
+        ax.set_xlabel(value)
+        ax.set_title(title, fontsize="medium")
+        ax.legend(frameon=False, fontsize="small")
+        return ax
     numeric = result.kind == "continuous" and result.z.ndim == 1
     x = result.z.astype(float) if numeric else np.arange(result.z.shape[0], dtype=float)
     width = 0.6 / max(len(result.pairs), 1)
@@ -88,20 +153,21 @@ def plot_ranking(result: ModelRanking, *, ax: Axes | None = None) -> Axes:
     ax.axhline(0.0, color="0.5", linewidth=0.8)
     if not numeric:
         ax.set_xticks(x)
-        ax.set_xticklabels([_label(v) for v in result.z], rotation=30, ha="right")
+        ax.set_xticklabels([_label(v) for v in result.z])
     ax.set_xlabel(", ".join(result.z_names))
-    ax.set_ylabel("gap")
-    ax.set_title(
-        f"{result.method}: {round(result.level * 100)}% simultaneous intervals ({result.correction})"
-    )
+    ax.set_ylabel(value)
+    ax.set_title(title, fontsize="medium")
     ax.legend(frameon=False, fontsize="small")
     return ax
 
 
-def plot_deploy(scores: Mapping[str, DeploymentScore], *, ax: Axes | None = None) -> Axes:
-    """One horizontal interval per model: the deployment-weighted score and the naive one."""
+def plot_deploy(
+    scores: Mapping[str, DeploymentScore], *, ax: Axes | None = None, label: str | None = None
+) -> Axes:
+    """One horizontal interval per model: the deployment-weighted score and the gold-only one;
+    ``label`` names the metric ('mean correct under the deployment mix')."""
     if ax is None:
-        _, axes = new_axes()
+        _, axes = new_axes(height=forest_height(len(scores)))
         ax = axes[0]
     assert ax is not None
     names = list(scores)
@@ -113,7 +179,7 @@ def plot_deploy(scores: Mapping[str, DeploymentScore], *, ax: Axes | None = None
         )
         for offset, est, low, high, color, tag in (
             (-0.12, score.estimate, interval.low, interval.high, "C0", score.method),
-            (0.12, score.naive_estimate, naive.low, naive.high, "C1", "naive"),
+            (0.12, score.naive_estimate, naive.low, naive.high, "C1", "gold labels only"),
         ):
             ax.errorbar(
                 [est],
@@ -126,8 +192,8 @@ def plot_deploy(scores: Mapping[str, DeploymentScore], *, ax: Axes | None = None
             )
     ax.set_yticks(y)
     ax.set_yticklabels(names)
-    ax.set_xlabel("deployment-weighted score")
+    ax.set_xlabel(f"mean {label or 'gold label'} under the deployment mix")
     first = scores[names[0]]
-    ax.set_title(f"{round(first.level * 100)}% intervals ({first.target})")
+    ax.set_title(f"Score under the deployment mix ({round(first.level * 100)}% intervals)")
     ax.legend(frameon=False, fontsize="small")
     return ax

@@ -88,18 +88,31 @@ def plot_panels(
     title: str = "",
     ax: Any = None,
 ) -> Any:
-    """One split's profiles (truth, naive, a method) on a shared grid."""
+    """One split's profiles (truth, naive, a method) on a shared grid; text levels are rows of a
+    horizontal plot sorted by the truth."""
+    from .plot import Series, forest, forest_height, sort_order
+
+    numeric = all(isinstance(v, int | float | np.number) for v in cell_z)
+    if not numeric:
+        if ax is None:
+            _, axes = new_axes(height=forest_height(len(cell_z)))
+            ax = axes[0]
+        series: list[Series] = [("truth", truth, None, None, "k", "x")]
+        series += [
+            (name, values, None, None, f"C{k % 10}", "o")
+            for k, (name, values) in enumerate(curves.items())
+        ]
+        forest(ax, [str(v) for v in cell_z], series, order=sort_order(truth))
+        ax.set_title(title)
+        ax.legend(frameon=False, fontsize="small")
+        return ax
     if ax is None:
         _, axes = new_axes()
         ax = axes[0]
-    numeric = all(isinstance(v, int | float | np.number) for v in cell_z)
     x = np.asarray(cell_z, dtype=float) if numeric else np.arange(len(cell_z), dtype=float)
     ax.plot(x, truth, "k--", label="truth")
     for name, values in curves.items():
-        ax.plot(x, values, marker="" if numeric else "o", label=name)
-    if not numeric:
-        ax.set_xticks(x)
-        ax.set_xticklabels([str(v) for v in cell_z], rotation=30, ha="right")
+        ax.plot(x, values, label=name)
     ax.set_title(title)
     ax.legend(frameon=False, fontsize="small")
     return ax
