@@ -17,3 +17,22 @@ def frame(seed: int = 0, n: int = 600) -> pd.DataFrame:
     return pd.DataFrame(
         {"level": level, "subject": subject, "x": x, "judge": judge, "correct": label, "full": y}
     )
+
+
+def three_models() -> pd.DataFrame:
+    """A long table: three models graded on the same items (one row per model and item)."""
+    base = frame()
+    rng = np.random.default_rng(1)
+    parts = []
+    for k, name in enumerate(("a", "b", "c")):
+        flip = rng.random(len(base)) < 0.15 * k
+        y = np.where(flip, 1.0 - base["full"], base["full"])
+        part = base.assign(
+            full=y,
+            correct=np.where(base["correct"].notna(), y, np.nan),
+            judge=y + rng.normal(0, 0.6, len(base)),
+            model=name,
+            item=range(len(base)),
+        )
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _report_data import frame
+from _report_data import frame, three_models
 
 import slicewise as sw
 
@@ -19,28 +19,6 @@ def results() -> dict[str, Any]:
     out["categorical"] = sw.profile(data, z="subject", **opts)
     out["continuous"] = sw.profile(data, z="x", grid=15, **opts)
     return out
-
-
-def three_models() -> Any:
-    """A long table: three models graded on the same items (one row per model and item)."""
-    import numpy as np
-    import pandas as pd
-
-    base = frame()
-    rng = np.random.default_rng(1)
-    parts = []
-    for k, name in enumerate(("a", "b", "c")):
-        flip = rng.random(len(base)) < 0.15 * k
-        y = np.where(flip, 1.0 - base["full"], base["full"])
-        part = base.assign(
-            full=y,
-            correct=np.where(base["correct"].notna(), y, np.nan),
-            judge=y + rng.normal(0, 0.6, len(base)),
-            model=name,
-            item=range(len(base)),
-        )
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)
 
 
 @pytest.fixture(scope="session")

@@ -106,3 +106,31 @@ def test_report_screenshot_renders(results: dict[str, Any], browser: Any, tmp_pa
     dark = float((pixels.mean(axis=2) < 0.5).mean())
     assert 0.005 < dark < 0.6, f"screenshot looks blank or broken (dark share {dark:.4f})"
     assert float(pixels.std()) > 0.05
+
+
+@pytest.mark.parametrize("which", ["ranking", "plan"])
+def test_ranking_and_plan_reports_render_at_phone_width(
+    many: dict[str, Any], which: str, browser: Any, tmp_path: Path
+) -> None:
+    import matplotlib.image as mpimg
+
+    from slicewise.reports.html_more import plan_html, ranking_html
+
+    path = tmp_path / "report.html"
+    render = ranking_html if which == "ranking" else plan_html
+    render(many[which], path, label="correct")
+    browser.get(path.as_uri())
+    expected = {
+        "ranking": "Which model is better where: 3 models by subject",
+        "plan": "How many more gold labels, by subject",
+    }
+    assert browser.title == expected[which]
+    errors = [e for e in browser.get_log("browser") if e["level"] in {"SEVERE", "ERROR"}]
+    assert errors == []
+    width = browser.execute_script("return document.documentElement.scrollWidth")
+    assert width <= browser.execute_script("return window.innerWidth")
+    png = tmp_path / "shot.png"
+    assert browser.save_screenshot(str(png))
+    pixels = np.asarray(mpimg.imread(png))[..., :3]
+    dark = float((pixels.mean(axis=2) < 0.5).mean())
+    assert 0.005 < dark < 0.6, f"screenshot looks blank or broken (dark share {dark:.4f})"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -58,8 +58,15 @@ def add_report_arg(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def write_report(args: argparse.Namespace, result: Any, *, label: str | None = None) -> None:
-    """With ``--report``, write ``result.to_html`` there, recording the command and the data."""
+def write_report(
+    args: argparse.Namespace,
+    result: Any,
+    *,
+    label: str | None = None,
+    render: Callable[..., str] | None = None,
+) -> None:
+    """With ``--report``, write ``render(result, path, ...)`` there (default: ``result.to_html``),
+    recording the command and the data."""
     path = getattr(args, "report", None)
     if path is None:
         return
@@ -77,7 +84,10 @@ def write_report(args: argparse.Namespace, result: Any, *, label: str | None = N
     kwargs: dict[str, Any] = {"context": context}
     if label is not None:
         kwargs["label"] = label
-    result.to_html(path, **kwargs)
+    if render is None:
+        result.to_html(path, **kwargs)
+    else:
+        render(result, path, **kwargs)
     print(f"wrote {path}")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -278,7 +279,7 @@ def _run_pair(args: argparse.Namespace, label: Any) -> int:
         f"both (> 0: {a} scores higher)\n" + format_table(result)
     )
     status = _report(args, text, result.notes, lambda out: write_outputs(result, out, stem="gap"))
-    write_report(args, result, label=f"gap {a} - {b}")
+    write_report(args, result, label=label if isinstance(label, str) else None)
     return status
 
 
@@ -306,9 +307,13 @@ def _run_rank(args: argparse.Namespace, label: Any) -> int:
         **options,
         **_common(args),
     )
-    return _report(
+    from ..reports.html_more import ranking_html
+
+    status = _report(
         args, format_ranking(result), result.notes, lambda out: write_ranking(result, out)
     )
+    write_report(args, result, label=label if isinstance(label, str) else None, render=ranking_html)
+    return status
 
 
 def _deploy_tables(args: argparse.Namespace, label: Any) -> dict[str, tuple[Any, str]]:
@@ -346,6 +351,7 @@ def _deploy_tables(args: argparse.Namespace, label: Any) -> dict[str, tuple[Any,
 
 def _run_deploy(args: argparse.Namespace, label: Any) -> int:
     from ..deploy import deployment_score, read_deploy
+    from ..reports.html_more import deploy_html
     from ..reports.model_output import format_deploy, write_deploy
 
     deploy: Any = read_deploy(args.deploy)  # a mapping or a sample, as deploy= takes
@@ -365,12 +371,19 @@ def _run_deploy(args: argparse.Namespace, label: Any) -> int:
     notes = [f"model {m!r}: {n}" if by_model else n for m, s in scores.items() for n in s.notes]
     args.printed_notes.update(n for s in scores.values() for n in s.notes)
     text = format_deploy(scores, deploy=deploy, by_model=by_model)
-    return _report(
+    status = _report(
         args,
         text,
         notes,
         lambda out: write_deploy(scores, out, deploy=deploy, by_model=by_model),
     )
+    write_report(
+        args,
+        scores,
+        label=label if isinstance(label, str) else None,
+        render=partial(deploy_html, deploy=deploy, by_model=by_model),
+    )
+    return status
 
 
 def _run_cascade(args: argparse.Namespace, label: Any) -> int:
@@ -385,6 +398,7 @@ def _run_cascade(args: argparse.Namespace, label: Any) -> int:
     )
     if args.cost_rater is not None:
         _report_break_even(args, result)
+    write_report(args, result, label=label if isinstance(label, str) else None)
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import _columns, _grid, _print_notes
+from ._common import _columns, _grid, _print_notes, add_report_arg, write_report
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -66,11 +66,13 @@ def add_plan_args(parser: argparse.ArgumentParser) -> None:
         "--out", type=Path, default=None, help="write the per-slice plan to this CSV file"
     )
     parser.add_argument("--plot", type=Path, default=None, help="write the plan's plot (PNG)")
+    add_report_arg(parser)
 
 
 def run_plan(args: argparse.Namespace) -> int:
     """``slicewise plan``."""
     from ..planning.plan import plan
+    from ..reports.html_more import plan_html
 
     r2 = args.r2 if len(args.r2) != 1 else args.r2[0]
     result = plan(
@@ -108,6 +110,7 @@ def run_plan(args: argparse.Namespace) -> int:
         if figure is not None:
             figure.savefig(args.plot, dpi=120, bbox_inches="tight")
         print(f"wrote {args.plot}")
+    write_report(args, result, label=args.label, render=plan_html)
     return 0
 
 

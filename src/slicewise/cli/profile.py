@@ -148,10 +148,6 @@ def _run_profile(args: argparse.Namespace) -> int:
     resolve_strata_count(args)
     mode, label = _profile_mode(args)
     apply_levels(args)
-    if args.report is not None and mode not in ("single", "models", "pair"):
-        raise ValueError(
-            f"--report makes a report of a profile, many models or a gap; not of --{mode}."
-        )
     if mode != "single":
         return PROFILE_RUNS[mode](args, label)
     if args.select:

@@ -212,12 +212,22 @@ def profile_html(
     from .plot import plot_profile
 
     axis = ", ".join(result.z_names)
-    title = title or f"How {_label_words(label)} varies with {axis}"
-    lead = (
-        f"Estimated {text.TARGET_WORDS.get(result.target, result.target)}, with "
-        f"{round(result.level * 100)}% intervals, from {result.n_labeled} gold labels on "
-        f"{result.n_pool} items and cheap signals observed on every item."
-    )
+    words = _label_words(label)
+    level = round(result.level * 100)
+    if result.params.get("estimand") == "gap":
+        a, b = result.params.get("model_a"), result.params.get("model_b")
+        title = title or f"Gap {a} - {b} in {words} across {axis}"
+        lead = (
+            f"Estimated difference {a} - {b} in the mean of {words} (> 0: {a} scores higher), "
+            f"with {level}% intervals, from {result.n_labeled} items graded for both models."
+        )
+    else:
+        title = title or f"How {words} varies with {axis}"
+        lead = (
+            f"Estimated {text.TARGET_WORDS.get(result.target, result.target)}, with {level}% "
+            f"intervals, from {result.n_labeled} gold labels on {result.n_pool} items and cheap "
+            "signals observed on every item."
+        )
     svg = svg_figure(
         lambda ax: plot_profile(result, ax=ax, naive=True, ylabel=label),
         height=_profile_height(result),
