@@ -383,14 +383,11 @@ def _fit_with_warnings(
         if small.any():
             no_var = small & ~np.isfinite(fit.se)
             message = (
-                f"{int(small.sum())} domain(s) have fewer than {SMALL_DOMAIN} labels, where the "
-                f"normal interval of a direct estimate is unreliable"
-                + (
-                    f" ({int(no_var.sum())} have no variance estimate at all, se NaN)"
-                    if no_var.any()
-                    else ""
-                )
-                + f": {_list_domains(prepared, small)}. Consider method='pp-s'."
+                f"{int(small.sum())} domain(s) have fewer than {SMALL_DOMAIN} labels, too few "
+                "for a domain's own estimate to have a trustworthy interval"
+                + (f" ({int(no_var.sum())} have no standard error at all)" if no_var.any() else "")
+                + f": {_list_domains(prepared, small)}. method='pp-s' borrows strength from the "
+                "other domains for them."
             )
             warnings.warn(message, SmallDomainWarning, stacklevel=3)
             notes.append(message)
@@ -407,9 +404,9 @@ def _fit_with_warnings(
     edge = float(fit.params.get("edge_mass", 0.0))
     if edge > 1e-3:
         message = (
-            f"The posterior of the variance components still has relative density {edge:.2g} on "
-            "the integration grid's boundary (a variance component near the bound); the "
-            "integral may be truncated."
+            "The smoothing model's spread between domains may be larger than the range it "
+            f"searches (edge density {edge:.2g}), so its intervals may be too narrow; compare "
+            "with the direct estimates (method='greg' or 'ht')."
         )
         warnings.warn(message, SmoothingFallbackWarning, stacklevel=3)
         notes.append(message)
@@ -608,8 +605,8 @@ def validate(
     thin = (n_d > 0) & (n_d < k)
     if thin.any():
         message = (
-            f"{int(thin.sum())} domain(s) have fewer labels than folds ({k}); some folds hold "
-            f"none of their units and their DB-CV score averages fewer folds: "
+            f"{int(thin.sum())} domain(s) have fewer labels than cross-validation folds ({k}), "
+            "so their part of the error check rests on fewer folds: "
             f"{_list_domains(prepared, thin)}."
         )
         warnings.warn(message, SmallDomainWarning, stacklevel=2)
@@ -625,9 +622,9 @@ def validate(
         # itself, the estimate is not positive. Report the estimator's own variance-based error
         # instead of a meaningless zero, and say so.
         message = (
-            f"The DB-CV estimate of {selected}'s MSE was not positive ({reported:.3g}): with these "
-            "domain sizes the held-out noise exceeds the error. The reported RMSE is the "
-            "estimator's own variance-based value instead."
+            f"The cross-validated error of {selected} was not positive ({reported:.3g}): "
+            "with domains this small the noise of the check exceeds the error itself. The "
+            f"reported RMSE is {selected}'s own standard-error-based value instead."
         )
         warnings.warn(message, SmallDomainWarning, stacklevel=2)
         notes.append(message)

@@ -79,10 +79,15 @@ def _check_pair(model_a: object, model_b: object, *, func: str) -> None:
 
 
 def _pair_notes(pair: PairData, a: str, b: str, *, stacklevel: int) -> list[str]:
+    shared = (
+        f"; the signals {list(pair.item_level)} describe the item, not the model, so they are "
+        "used once rather than once per model"
+        if len(pair.item_level)
+        else ""
+    )
     notes = [
-        f"Paired gap {a} - {b}: {pair.n_pairs} item(s) labeled for both models, pool of "
-        f"{pair.table.n_pool} item(s) evaluated by both; item-level signals used once: "
-        f"{list(pair.item_level)}."
+        f"Gap {a} - {b} from the {pair.n_pairs} item(s) graded for both models, among the "
+        f"{pair.table.n_pool} item(s) both were evaluated on{shared}."
     ]
     if pair.n_only_a or pair.n_only_b:
         message = (

@@ -261,9 +261,9 @@ def _impute(
         indicators.append(absent.astype(np.float64))
         notes.append(
             f"Signal column '{col}' has {n_absent} missing values (of {n_items} items): they "
-            f"were imputed with the column's pool mean ({mean:.4g}), and a missingness indicator "
-            f"'{flag}' (1 where missing) was added as an extra signal; no label is used, so the "
-            "centered control variates stay unbiased."
+            f"were filled with the column's pool mean ({mean:.4g}), and a new signal "
+            f"'{flag}' (1 where the value was missing) lets the estimate treat them apart. The "
+            "filling uses no gold label, so it cannot bias the estimate."
         )
     if indicators:
         values = np.column_stack([values, *indicators])

@@ -534,8 +534,10 @@ def _budget(
         items=_unlabeled_view(pilot.items), ctx=ctx, labeled_rows=np.zeros(0, dtype=np.intp)
     )
     notes = [
-        f"Budget before any label: base rate {rate:g}, local R^2 between {r2[0]:g} (n_more) "
-        f"and {r2[1]:g} (n_more_optimistic) assumed; re-plan from the first labels."
+        f"No gold label yet, so these numbers rest on assumptions: a mean label of {rate:g}, "
+        f"and signals that explain between {r2[0]:.0%} (column n_more) and {r2[1]:.0%} "
+        "(n_more_optimistic) of the label's variation in each slice. Plan again once the first "
+        "labels are in."
     ]
     return _finish(
         unlabeled,
