@@ -20,7 +20,9 @@ METHODS = ("ht", "hajek", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts")
 
 def _add_design_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("items", help="item table with a design: CSV, Parquet or JSON Lines")
-    parser.add_argument("--domain", required=True, type=_columns, help="domain column(s)")
+    parser.add_argument(
+        "--domain", required=True, type=_columns, help="domain column(s), comma-separated"
+    )
     parser.add_argument("--label", required=True, help="gold label column (missing = unsampled)")
     parser.add_argument(
         "--signals", type=_columns, default=None, help="auxiliary columns, comma-separated"

@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import _columns, _grid, _print_notes, add_report_arg, write_report
+from ._common import (
+    _columns,
+    _grid,
+    _print_notes,
+    add_levels_arg,
+    add_report_arg,
+    apply_levels,
+    write_report,
+)
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -21,6 +29,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="locality rule (default: inferred from the column type)",
     )
+    add_levels_arg(parser)
     parser.add_argument(
         "--signals", type=_columns, default=None, help="cheap-signal columns, comma-separated"
     )
@@ -74,6 +83,7 @@ def run_plan(args: argparse.Namespace) -> int:
     from ..planning.plan import plan
     from ..reports.html_more import plan_html
 
+    apply_levels(args)
     r2 = args.r2 if len(args.r2) != 1 else args.r2[0]
     result = plan(
         args.items,
@@ -150,6 +160,7 @@ def run_next(args: argparse.Namespace) -> int:
     from ..data.files import write_table
     from ..planning.adaptive import next_items
 
+    apply_levels(args)
     table = next_items(
         args.items,
         z=args.z if len(args.z) > 1 else args.z[0],

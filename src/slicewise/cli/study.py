@@ -7,7 +7,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._common import _budgets, _columns, _grid, add_report_arg, write_report
+from ._common import (
+    _budgets,
+    _columns,
+    _grid,
+    add_levels_arg,
+    add_report_arg,
+    apply_levels,
+    write_report,
+)
 
 
 def _add_study_common(parser: argparse.ArgumentParser, *, budgets: str, reps: int) -> None:
@@ -40,8 +48,11 @@ def _add_study_common(parser: argparse.ArgumentParser, *, budgets: str, reps: in
 def _add_study_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("items", help="fully labeled item table: CSV, Parquet or JSON Lines")
     add_report_arg(parser)
-    parser.add_argument("--z", required=True, type=_columns, help="profile column(s)")
+    parser.add_argument(
+        "--z", required=True, type=_columns, help="profile column(s), comma-separated"
+    )
     parser.add_argument("--kind", choices=["continuous", "ordinal", "categorical"], default=None)
+    add_levels_arg(parser)
     parser.add_argument(
         "--signals",
         type=_columns,
@@ -76,7 +87,8 @@ def _run_study(args: argparse.Namespace) -> int:
     from ..data.files import read_table
     from ..studies.engine import CellSpec, study_cells
 
-    frame = read_table(args.items)
+    apply_levels(args)
+    frame = read_table(args.items) if isinstance(args.items, str | Path) else args.items
     signals = args.signals or []
     cells = [
         CellSpec(
