@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 
 from slicewise.reports.markdown import markdown_table
-from slicewise.results import critical_value
 from slicewise.studies.engine import study_cells
 from slicewise.studies.summary import CellStudy
 
@@ -47,21 +46,17 @@ def slice_table(cell: CellStudy, family: str, level: float = 0.95) -> pd.DataFra
     m_auto, m_naive = cell.methods.index("auto"), cell.methods.index("naive")
     rows = []
     share = cell.pool_n_eff / cell.n_pool
+    inside, _ = cell.covered(level)
     for b, budget in enumerate(cell.budgets):
         err_a = cell.estimates[m_auto, b] - cell.truth
         err_n = cell.estimates[m_naive, b] - cell.truth
-        dfs = None if cell.dfs is None else cell.dfs[m_auto, b]
-        half = critical_value(level, dfs) * np.sqrt(cell.variances[m_auto, b])
-        if cell.bounds is not None:
-            half = half + cell.bounds[m_auto, b]
-        naive_dfs = None if cell.dfs is None else cell.dfs[m_naive, b]
-        naive_half = critical_value(level, naive_dfs) * np.sqrt(cell.variances[m_naive, b])
         for g in range(err_a.shape[1]):
-            ea, en, hg, hn = err_a[:, g], err_n[:, g], half[:, g], naive_half[:, g]
+            ea, en = err_a[:, g], err_n[:, g]
             ok = np.isfinite(ea) & np.isfinite(en)
             if ok.sum() < 2:
                 continue
-            ea, en, hg, hn = ea[ok], en[ok], hg[ok], hn[ok]
+            ea, en = ea[ok], en[ok]
+            in_a, in_n = inside[m_auto, b, ok, g], inside[m_naive, b, ok, g]
             diff = ea**2 - en**2
             mcse = float(ea.std(ddof=1) / np.sqrt(ea.size))
             rows.append(
@@ -72,8 +67,8 @@ def slice_table(cell: CellStudy, family: str, level: float = 0.95) -> pd.DataFra
                     "z": str(cell.z[g]),
                     "expected_labels": float(budget * share[g]),
                     "reps": int(ok.sum()),
-                    "coverage": float(np.mean(np.abs(ea) <= hg)),
-                    "coverage_naive": float(np.mean(np.abs(en) <= hn)),
+                    "coverage": float(np.mean(in_a)),
+                    "coverage_naive": float(np.mean(in_n)),
                     "bias": float(ea.mean()),
                     "bias_z": float(ea.mean() / mcse) if mcse > 0 else 0.0,
                     "rmse_auto": float(np.sqrt(np.mean(ea**2))),

@@ -39,12 +39,13 @@ from slicewise.methods.registry import METHODS
 from slicewise.selection.cv import MIN_PER_FOLD, fold_scores
 from slicewise.studies.engine import (
     CellSpec,
+    SplitFits,
     _check_study_args,
     fit_splits,
     matched_splits,
     pool_profile,
 )
-from slicewise.studies.summary import CellStudy, StudyResult
+from slicewise.studies.summary import CellStudy, StudyResult, unit_labels
 
 #: Ridge penalties of the stress grid (LACE paper, Appendix H.1).
 RIDGES = (0.03, 0.1, 0.3, 1.0, 3.0)
@@ -90,7 +91,10 @@ def _cell_study(
     variances: FloatArray,
     params: Mapping[str, Any],
     dfs: FloatArray | None = None,
+    labeled: SplitFits | None = None,
 ) -> CellStudy:
+    """The study of one cell; ``labeled`` (any fit of the same splits) adds the gold-only means
+    and labeled sizes that the default Wilson-type intervals of labels in [0, 1] need."""
     return CellStudy(
         name=spec.name,
         methods=methods,
@@ -104,6 +108,9 @@ def _cell_study(
         n_pool=ctx.n_pool,
         params=dict(params),
         dfs=dfs,
+        naive_estimates=None if labeled is None else labeled.naive_estimates,
+        n_labeled_eff=None if labeled is None else labeled.n_labeled_eff,
+        unit_labels=labeled is not None and unit_labels(y),
     )
 
 
@@ -334,6 +341,7 @@ def _stress_cell(args: tuple[CellSpec, dict[str, Any]]) -> dict[tuple[float, flo
                 np.concatenate([naive.variances, lace.variances]),
                 {"ridge": ridge, "scale": scale, "bandwidth": ctx.locality.bandwidth.tolist()},
                 dfs=np.concatenate([naive.dfs, lace.dfs]),
+                labeled=naive,
             )
     return out
 

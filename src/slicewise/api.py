@@ -187,6 +187,7 @@ def wrap_result(
         notes=(*notes, *_gain_notes(ctx, fit.gain, variance, naive_var)),
         df=fit.df,
         bias_bound=fit.bias_bound,
+        unit_labels=bool(np.all((labeled.y >= 0.0) & (labeled.y <= 1.0))),
     )
 
 

@@ -20,7 +20,7 @@ from .locality.weights import Locality, make_locality
 from .methods.base import LabeledSet, MethodOptions, PoolContext
 from .methods.registry import METHODS
 from .moments.sums import take_rows
-from .results import ConfidenceInterval, ProfileResult, normal_interval
+from .results import ConfidenceInterval, ProfileResult
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -145,9 +145,12 @@ class ModelProfiles:
         return _stack(self.profiles, "df")
 
     def ci(self, level: float | None = None) -> ConfidenceInterval:
-        """Pointwise intervals (as each model's :meth:`ProfileResult.ci`), shape (n_models, G)."""
+        """Pointwise intervals (each model's :meth:`ProfileResult.ci`), shape (n_models, G)."""
         lvl = self.level if level is None else check_level(level, func="ModelProfiles.ci")
-        return normal_interval(self.estimate, self.se, lvl, self.df)
+        parts = [prof.ci(lvl) for prof in self.profiles]
+        return ConfidenceInterval(
+            low=np.vstack([p.low for p in parts]), high=np.vstack([p.high for p in parts])
+        )
 
     def to_frame(self, level: float | None = None) -> pd.DataFrame:
         """Tidy table: one row per (model, grid point).

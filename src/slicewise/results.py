@@ -48,10 +48,11 @@ def normal_interval(
 
 
 def check_bounded(bounded: object, *, func: str) -> bool:
-    """Validate the ``bounded`` flag of an interval method."""
+    """Validate the ``bounded`` flag of an interval method (None is resolved by the caller)."""
     if not isinstance(bounded, bool | np.bool_):
         raise TypeError(
-            f"The 'bounded' parameter of {func} must be True or False. Got {bounded!r} instead."
+            f"The 'bounded' parameter of {func} must be True, False or None. Got {bounded!r} "
+            "instead."
         )
     return bool(bounded)
 
@@ -112,6 +113,9 @@ class ProfileResult:
     bias_bound : ndarray of shape (G,), optional
         Bound on the bias of a smoothed estimate, added to the half-width of every interval
         (0 where the estimate is direct; :mod:`slicewise.estimators.smoothing.guard`).
+    unit_labels : bool, default False
+        True when the estimate is a mean of labels that all lie in [0, 1] (not a gap): its
+        intervals are then the Wilson-type ones of :meth:`ci` by default.
     """
 
     z: ObjectArray
@@ -137,6 +141,7 @@ class ProfileResult:
     notes: tuple[str, ...] = ()
     df: FloatArray | None = None
     bias_bound: FloatArray | None = None
+    unit_labels: bool = False
 
     def __post_init__(self) -> None:
         for name in (
@@ -180,44 +185,60 @@ class ProfileResult:
         out: FloatArray = np.where(np.isfinite(ratio), ratio, np.nan)
         return out
 
-    def ci(self, level: float | None = None, *, bounded: bool = False) -> ConfidenceInterval:
+    def ci(self, level: float | None = None, *, bounded: bool | None = None) -> ConfidenceInterval:
         """Pointwise intervals at ``level`` (default: the result's own level).
 
         Parameters
         ----------
         level : float, optional
-        bounded : bool, default False
-            False: estimate +/- q se, q the Student t quantile with :attr:`df` degrees of freedom
-            where finite, normal elsewhere (it can leave [0, 1] near the boundary).
-            True: a Wilson-type score interval with the same q and the effective sample size
-            n* = p(1 - p) / se^2 (p the naive estimate), always inside [0, 1] and better at
-            covering means near 0 or 1 (:mod:`slicewise.inference.bounded`). Not clipping: the
-            interval is that of a proportion with the reported precision. Only for a mean of
+        bounded : bool, optional
+            True: a Wilson-type score interval with the Student t quantile q of :attr:`df` (normal
+            where it is NaN) and the effective sample size n* = p(1 - p) / se^2 (p the naive
+            estimate), always inside [0, 1] (:mod:`slicewise.inference.bounded`). Not clipping:
+            the interval is that of a proportion with the reported precision. Only for a mean of
             labels in [0, 1]; a gap (:func:`slicewise.gap`, in [-1, 1]) raises ValueError.
+            False: estimate +/- q se (it can leave [0, 1]).
+            None (default): True for a mean of labels in [0, 1] (:attr:`unit_labels`), False
+            for a gap between models. The symmetric interval misses slices whose mean is near 0 or 1 far more often
+            than its level says (measured on PSN-IRT by difficulty, truth about 0.97 with some 150
+            effective labels: 0.88 for the gold-only mean over 400 label draws; the Wilson-type
+            interval 0.95), because its standard error shrinks with the estimate.
 
-        Where an estimate is smoothed, both kinds are widened by its :attr:`bias_bound` on each
-        side, so that they contain the slice's direct interval (the bounded one then stops at 0
-        and 1, which the mean cannot pass).
+        Where an estimate is smoothed, both kinds are widened by its :attr:`bias_bound` b so that
+        they contain the slice's direct interval: +/- b on each side, or for the bounded kind
+        from the lower bound at estimate - b to the upper bound at estimate + b.
         """
+        from .inference.bounded import interval_bounds
+
         func = "ProfileResult.ci"
         lvl = self.level if level is None else check_level(level, func=func)
+        crit = critical_value(lvl, self.df)
         bound = np.zeros(self.size) if self.bias_bound is None else self.bias_bound
-        if not check_bounded(bounded, func=func):
-            plain = normal_interval(self.estimate, self.se, lvl, self.df)
-            return ConfidenceInterval(low=plain.low - bound, high=plain.high + bound)
+        if not self.bounded_intervals(bounded, func=func):
+            low, high = interval_bounds(self.estimate, self.se, crit, bound)
+            return ConfidenceInterval(low=low, high=high)
         if self.params.get("estimand") == "gap":
             raise ValueError(
                 f"The 'bounded' parameter of {func} keeps intervals inside [0, 1] for a mean of "
                 "labels in [0, 1]; this result is a gap between two models, in [-1, 1]. Got "
                 "bounded=True."
             )
-        from .inference.bounded import effective_size, wilson_interval
-
-        n_star = effective_size(self.naive_estimate, self.se, self.n_labeled_eff)
-        low, high = wilson_interval(self.estimate, n_star, critical_value(lvl, self.df))
-        return ConfidenceInterval(
-            low=np.maximum(low - bound, 0.0), high=np.minimum(high + bound, 1.0)
+        low, high = interval_bounds(
+            self.estimate,
+            self.se,
+            crit,
+            bound,
+            naive_estimate=self.naive_estimate,
+            n_labeled_eff=self.n_labeled_eff,
         )
+        return ConfidenceInterval(low=low, high=high)
+
+    def bounded_intervals(self, bounded: bool | None = None, *, func: str = "ci") -> bool:
+        """Whether :meth:`ci` with ``bounded`` gives the Wilson-type intervals (None: the default,
+        True for a mean of labels in [0, 1])."""
+        if bounded is None:
+            return self.unit_labels and self.params.get("estimand") != "gap"
+        return check_bounded(bounded, func=func)
 
     def with_level(self, level: float) -> ProfileResult:
         """The same result reporting intervals at another level (a new object)."""
@@ -229,7 +250,7 @@ class ProfileResult:
             return pd.DataFrame({"z": self.z})
         return pd.DataFrame({name: self.z[:, d] for d, name in enumerate(self.z_names)})
 
-    def to_frame(self, level: float | None = None, *, bounded: bool = False) -> pd.DataFrame:
+    def to_frame(self, level: float | None = None, *, bounded: bool | None = None) -> pd.DataFrame:
         """Tidy table: one row per grid point.
 
         Columns: z (or one column per profile dimension), estimate, se, df (of the interval's

@@ -152,15 +152,15 @@ def test_adding_pure_noise_signal_leaves_the_mean_unchanged() -> None:
 
 def test_ci_level_and_frozen_result() -> None:
     res = sw.profile(continuous_frame(), z="z", signals=SIGNALS, label="y", kind="continuous")
-    low90, high90 = res.ci(0.90)
-    low95, high95 = res.ci()
+    low90, high90 = res.ci(0.90, bounded=False)
+    low95, high95 = res.ci(bounded=False)
     assert np.all(high90 - low90 < high95 - low95)
     # Student t with the reported residual degrees of freedom (n_eff - 1 - df of the coefficient)
     assert np.all((res.df > 1) & (res.df < res.n_labeled_eff))
     np.testing.assert_allclose((high95 - low95) / (2 * res.se), stats.t.ppf(0.975, res.df))
     with pytest.raises(ValueError, match="read-only"):
         res.estimate[0] = 1.0
-    frame = res.with_level(0.8).to_frame()
+    frame = res.with_level(0.8).to_frame(bounded=False)
     required = {"z", "estimate", "se", "lower", "upper", "n_labeled_eff", "r2", "gain"}
     assert required <= set(frame.columns)
     np.testing.assert_allclose(

@@ -15,6 +15,7 @@ import pytest
 import slicewise as sw
 from slicewise.datasets import DEMO_SIGNALS, load_demo
 from slicewise.estimators.smoothing.guard import PRECISE_LABELS, guard
+from slicewise.inference.bounded import interval_bounds
 
 
 def _noise_frame(
@@ -143,10 +144,18 @@ def test_smoothed_profile_intervals_contain_the_direct_intervals() -> None:
     np.testing.assert_allclose(res.bias_bound[~smoothed], 0.0)
     np.testing.assert_allclose(res.estimate[~smoothed], own[~smoothed], rtol=1e-12)
     np.testing.assert_allclose(res.bias_bound, np.abs(res.estimate - own), atol=1e-12)
-    frame_out = res.to_frame()
     q = sw.results.critical_value(res.level, res.df)
-    assert np.all(frame_out["lower"] <= own - q * res.se + 1e-12)
-    assert np.all(frame_out["upper"] >= own + q * res.se - 1e-12)
+    plain = res.to_frame(bounded=False)
+    assert np.all(plain["lower"] <= own - q * res.se + 1e-12)
+    assert np.all(plain["upper"] >= own + q * res.se - 1e-12)
+    # the default (Wilson-type, labels in [0, 1]) interval contains the direct Wilson interval
+    wilson = res.to_frame()
+    low, high = interval_bounds(
+        own, res.se, q, naive_estimate=res.naive_estimate, n_labeled_eff=res.n_labeled_eff
+    )
+    assert np.all(wilson["lower"] <= low + 1e-12)
+    assert np.all(wilson["upper"] >= high - 1e-12)
+    assert np.any(wilson["lower"] > plain["lower"] + 1e-3)  # the two kinds differ here
     # smoothing helps the point estimate of small slices on average, never the interval width
     assert direct.size == res.size
 

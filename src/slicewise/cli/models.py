@@ -87,7 +87,7 @@ OPTION_USE: dict[str, tuple[str, object, tuple[str, ...]]] = {
     "C": ("--C", 1.0, ("single", "models", "pair")),
     "strata": ("--strata-count", 5, ("single", "models", "pair")),
     "seed": ("--seed", None, ("single", "models", "pair", "rank")),
-    "bounded": ("--bounded", False, ("single",)),
+    "bounded": ("--bounded", None, ("single",)),
     "missing": ("--missing", "impute", ("single", "models")),
     "models": ("--models", None, ("models", "rank", "deploy")),
     "paired_signals": ("--paired-signals", None, ("pair", "rank")),

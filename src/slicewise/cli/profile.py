@@ -84,9 +84,11 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
     parser.add_argument(
         "--bounded",
-        action="store_true",
-        help="intervals inside [0, 1]: Wilson-type score intervals with the reported se "
-        "(res.ci(bounded=True)) instead of estimate +/- t se",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="--bounded: Wilson-type score intervals with the reported se, inside [0, 1] "
+        "(res.ci(bounded=True)); --no-bounded: estimate +/- t se. Default: Wilson-type for a "
+        "mean of labels, +/- t se for a gap between models",
     )
     parser.add_argument("--target", choices=["pool", "population"], default="pool")
     parser.add_argument("--id", dest="id_col", default=None, help="item id column")

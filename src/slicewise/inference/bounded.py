@@ -87,3 +87,38 @@ def wilson_interval(
     low = np.clip(center - half, 0.0, 1.0)  # round-off only: the exact bounds lie in [0, 1]
     high = np.clip(center + half, 0.0, 1.0)
     return low, high
+
+
+def interval_bounds(
+    estimate: FloatArray,
+    se: FloatArray,
+    crit: FloatArray,
+    bias_bound: FloatArray | float = 0.0,
+    *,
+    naive_estimate: FloatArray | None = None,
+    n_labeled_eff: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """The pointwise interval every result and study reports, widened by a bias bound b.
+
+    Without ``naive_estimate``: estimate +/- (crit se + b). With it (a mean of labels in [0, 1]):
+    the Wilson-type interval of the module notes, from the lower bound at estimate - b to the
+    upper bound at estimate + b -- the hull of the intervals of every estimate within b, since
+    both Wilson bounds are non-decreasing in the estimate. Either way the interval contains the
+    one of any estimate within b with the same se (for a smoothed slice: its direct interval,
+    :mod:`slicewise.estimators.smoothing.guard`). The bounded interval lies inside [0, 1] except
+    that it always contains the estimate, which a linear adjustment by the signals can put
+    slightly outside. Arrays broadcast against each other.
+    """
+    est = np.asarray(estimate, dtype=np.float64)
+    se = np.asarray(se, dtype=np.float64)
+    bound = np.asarray(bias_bound, dtype=np.float64)
+    if naive_estimate is None:
+        half = np.asarray(crit, dtype=np.float64) * se + bound
+        return est - half, est + half
+    if n_labeled_eff is None:
+        raise TypeError("interval_bounds needs n_labeled_eff together with naive_estimate")
+    n_star = effective_size(naive_estimate, se, n_labeled_eff)
+    low, _ = wilson_interval(est - bound, n_star, crit)
+    _, high = wilson_interval(est + bound, n_star, crit)
+    # a linear adjustment can put the estimate itself outside [0, 1]; its interval still holds it
+    return np.minimum(low, est), np.maximum(high, est)

@@ -27,11 +27,11 @@ TABLE_COLUMNS = [
 
 
 def format_table(
-    result: ProfileResult, *, truth: FloatArray | None = None, bounded: bool = False
+    result: ProfileResult, *, truth: FloatArray | None = None, bounded: bool | None = None
 ) -> str:
     """A fixed-width text table of the profile, one row per grid point.
 
-    ``bounded``: the intervals of ``result.ci(bounded=True)`` (inside [0, 1]).
+    ``bounded``: as in :meth:`ProfileResult.ci` (default: Wilson-type for labels in [0, 1]).
     """
     frame = result.to_frame(bounded=bounded)
     z_cols = list(result.z_frame().columns)
@@ -53,7 +53,7 @@ def format_table(
     header = (
         f"{result.method} profile over {', '.join(result.z_names)} ({result.kind}); "
         f"target={result.target}; {level}% pointwise intervals"
-        f"{' (Wilson-type, inside [0, 1])' if bounded else ''}; "
+        f"{' (Wilson-type, inside [0, 1])' if result.bounded_intervals(bounded) else ''}; "
         f"n={result.n_labeled} labeled of M={result.n_pool}"
     )
     return header + "\n" + shown.to_string(index=False, formatters=formatters, na_rep="")
@@ -67,13 +67,14 @@ def write_outputs(
     truth: FloatArray | None = None,
     label: str | None = None,
     zero_line: bool | None = None,
-    bounded: bool = False,
+    bounded: bool | None = None,
 ) -> list[Path]:
     """Write ``<stem>.csv``, ``<stem>.json`` and (with matplotlib) ``<stem>.png`` into ``out_dir``.
 
     Returns the written paths; the PNG is skipped, and not listed, when matplotlib is missing.
     ``label`` names the value axis; ``zero_line`` (default: for a gap, ``stem='gap'``) marks 0;
-    ``bounded`` writes the intervals of ``result.ci(bounded=True)`` (inside [0, 1]).
+    ``bounded`` chooses the intervals as in :meth:`ProfileResult.ci` (default: Wilson-type,
+    inside [0, 1], for labels in [0, 1]).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -83,7 +84,11 @@ def write_outputs(
     csv_path = out / f"{stem}.csv"
     frame.to_csv(csv_path, index=False)
     json_path = out / f"{stem}.json"
-    payload = {**result.to_dict(), "bounded": bounded, "rows": _records(frame)}
+    payload = {
+        **result.to_dict(),
+        "bounded": result.bounded_intervals(bounded),
+        "rows": _records(frame),
+    }
     json_path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n")
     written = [csv_path, json_path]
     try:

@@ -27,10 +27,10 @@ from .._typing import TARGETS, FloatArray, Kind, Target
 from .._validation import check_choice, check_level, check_positive_int, check_rng
 from ..api import build_context, check_method_needs, make_options
 from ..data.table import make_table
-from ..methods.base import LabeledSet, MethodOptions, PoolContext
+from ..methods.base import LabeledSet, MethodOptions, PoolContext, labeled_sizes
 from ..methods.registry import METHODS
 from ..moments.sums import column_sums, weighted_sums
-from .summary import CellStudy, StudyResult
+from .summary import CellStudy, StudyResult, unit_labels
 
 FUNC = "study"
 
@@ -61,12 +61,16 @@ def pool_profile(ctx: PoolContext, values: FloatArray) -> FloatArray:
 
 
 class SplitFits(NamedTuple):
-    """Every fit of a study, each array of shape (n_methods, n_budgets, reps, G)."""
+    """Every fit of a study, each array of shape (n_methods, n_budgets, reps, G), and per labeled
+    set (shape (n_budgets, reps, G)) the gold-only mean and the labeled effective size, which the
+    Wilson-type intervals of labels in [0, 1] need (:func:`slicewise.inference.bounded.interval_bounds`)."""
 
     estimates: FloatArray
     variances: FloatArray
     dfs: FloatArray
     bounds: FloatArray
+    naive_estimates: FloatArray
+    n_labeled_eff: FloatArray
 
 
 def fit_splits(
@@ -92,16 +96,24 @@ def fit_splits(
     var = np.full(shape, np.nan)
     dfs = np.full(shape, np.nan)
     bounds = np.zeros(shape)
+    naive_est = np.full(shape[1:], np.nan)
+    n_lab_eff = np.full(shape[1:], np.nan)
     with threadpool_limits(limits=1):  # many small matrix products: BLAS threads only contend
         for r, (order, seed) in enumerate(zip(order_list, seeds, strict=True)):
             children = seed.spawn(len(budgets))
             for b, n in enumerate(budgets):
                 index = np.sort(order[:n])
                 labeled = LabeledSet(index=index, y=y[index])
+                n_lab_eff[b, r] = labeled_sizes(ctx, labeled)[0]
+                if "naive" not in methods:
+                    with np.errstate(all="ignore"):
+                        naive_est[b, r] = METHODS["naive"].fit(ctx, labeled, options).estimate
                 for m, method in enumerate(methods):
                     opts = _with_rng(options, children[b])
                     with np.errstate(all="ignore"):
                         fit = METHODS[method].fit(ctx, labeled, opts)
+                    if method == "naive":
+                        naive_est[b, r] = fit.estimate
                     est[m, b, r] = fit.estimate
                     var[m, b, r] = fit.var_pool if target == "pool" else fit.var_population
                     if fit.df is not None:
@@ -110,7 +122,7 @@ def fit_splits(
                         bounds[m, b, r] = fit.bias_bound
                 if tick is not None:
                     tick()
-    return SplitFits(est, var, dfs, bounds)
+    return SplitFits(est, var, dfs, bounds, naive_est, n_lab_eff)
 
 
 def matched_splits(
@@ -270,7 +282,7 @@ def study(
     seeds, orders = matched_splits(generator, n_reps, items.n_pool)
     bar = _progress(n_reps * len(budget_list), enabled=progress, desc=name)
     try:
-        est, var, dfs, bounds = fit_splits(
+        fits = fit_splits(
             ctx,
             y,
             orders,
@@ -290,14 +302,17 @@ def study(
         budgets=budget_list,
         z=np.asarray(ctx.locality.labels, dtype=object),
         truth=target_profile,
-        estimates=est,
-        variances=var,
+        estimates=fits.estimates,
+        variances=fits.variances,
         pool_n_eff=ctx.moments("none", np.zeros((ctx.n_pool, 0))).n_eff,
         target=target,
         n_pool=ctx.n_pool,
         params={"ridge": options.ridge, "bandwidth": ctx.locality.bandwidth.tolist()},
-        dfs=dfs,
-        bounds=bounds,
+        dfs=fits.dfs,
+        bounds=fits.bounds,
+        naive_estimates=fits.naive_estimates,
+        n_labeled_eff=fits.n_labeled_eff,
+        unit_labels=unit_labels(y),
     )
     return StudyResult(cells=(cell,), level=level)
 

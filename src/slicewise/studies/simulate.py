@@ -21,9 +21,9 @@ from .._typing import TARGETS, Target
 from .._validation import check_choice, check_level, check_positive_int, check_rng
 from ..api import build_context, make_options
 from ..data.table import make_table
-from .engine import _check_study_args, _progress, fit_splits, pool_profile
+from .engine import SplitFits, _check_study_args, _progress, fit_splits, pool_profile
 from .simulations import DESIGNS, Design
-from .summary import CellStudy, StudyResult, log_re_influence
+from .summary import CellStudy, StudyResult, log_re_influence, unit_labels
 
 FUNC = "simulate"
 
@@ -91,7 +91,9 @@ def simulate(
     )
     names, budget_list, n_reps = _check_study_args(methods, budgets, reps, chosen.z.size)
     grid = chosen.grid
-    est_all, var_all, df_all, bound_all, truths = [], [], [], [], []
+    fits_all: list[SplitFits] = []
+    truths = []
+    unit = True
     seeds = np.random.SeedSequence(int(generator.integers(2**63))).spawn(n_reps)
     bar = _progress(n_reps, enabled=progress, desc=chosen.name)
     pool_n_eff = np.zeros(grid.size)
@@ -106,7 +108,7 @@ def simulate(
             ctx = build_context(items, grid=grid_arg, bandwidth=bandwidth, primary=primary)
             y = np.asarray(items.label, dtype=np.float64)
             order = np.random.default_rng(perm_seed).permutation(items.n_pool)
-            est, var, dfs, bounds = fit_splits(
+            fits = fit_splits(
                 ctx,
                 y,
                 [order],
@@ -116,10 +118,8 @@ def simulate(
                 target=target,
                 seeds=[fit_seed],
             )
-            est_all.append(est)
-            var_all.append(var)
-            df_all.append(dfs)
-            bound_all.append(bounds)
+            fits_all.append(fits)
+            unit = unit and unit_labels(y)
             truths.append(chosen.theta if target == "population" else pool_profile(ctx, y))
             pool_n_eff += ctx.moments("none", np.zeros((ctx.n_pool, 0))).n_eff / n_reps
             if bar is not None:
@@ -132,10 +132,13 @@ def simulate(
         budgets=budget_list,
         z=np.asarray(grid, dtype=object),
         truth=np.vstack(truths) if target == "pool" else np.asarray(chosen.theta),
-        estimates=np.concatenate(est_all, axis=2),
-        variances=np.concatenate(var_all, axis=2),
-        dfs=np.concatenate(df_all, axis=2),
-        bounds=np.concatenate(bound_all, axis=2),
+        estimates=np.concatenate([f.estimates for f in fits_all], axis=2),
+        variances=np.concatenate([f.variances for f in fits_all], axis=2),
+        dfs=np.concatenate([f.dfs for f in fits_all], axis=2),
+        bounds=np.concatenate([f.bounds for f in fits_all], axis=2),
+        naive_estimates=np.concatenate([f.naive_estimates for f in fits_all], axis=1),
+        n_labeled_eff=np.concatenate([f.n_labeled_eff for f in fits_all], axis=1),
+        unit_labels=unit,
         pool_n_eff=pool_n_eff,
         target=target,
         n_pool=chosen.z.size,

@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._typing import FloatArray, ObjectArray
+from .._typing import BoolArray, FloatArray, ObjectArray
+from ..inference.bounded import interval_bounds
 from ..results import critical_value
 
 
@@ -52,6 +53,11 @@ class CellStudy:
         Degrees of freedom of every interval (NaN: normal), as the methods report them.
     bounds : ndarray of the same shape, optional
         Bias bounds added to every interval's half-width (smoothed estimates; 0 elsewhere).
+    naive_estimates, n_labeled_eff : ndarray of shape (n_budgets, reps, G), optional
+        The gold-only mean and the labeled effective size of every labeled set.
+    unit_labels : bool
+        Every label lies in [0, 1]: the intervals are then the Wilson-type ones that
+        :meth:`slicewise.ProfileResult.ci` reports by default (it needs the two arrays above).
     pool_n_eff : ndarray of shape (G,)
         Full-pool kernel effective sample size 1 / sum_T w_{i,T}(z)^2 (defines the sparse region).
     target : str
@@ -71,6 +77,9 @@ class CellStudy:
     params: Mapping[str, Any] = field(default_factory=dict)
     dfs: FloatArray | None = None
     bounds: FloatArray | None = None
+    naive_estimates: FloatArray | None = None
+    n_labeled_eff: FloatArray | None = None
+    unit_labels: bool = False
 
     @property
     def reps(self) -> int:
@@ -93,7 +102,44 @@ class CellStudy:
             params=self.params,
             dfs=None if self.dfs is None else self.dfs[..., points],
             bounds=None if self.bounds is None else self.bounds[..., points],
+            naive_estimates=None
+            if self.naive_estimates is None
+            else self.naive_estimates[..., points],
+            n_labeled_eff=None if self.n_labeled_eff is None else self.n_labeled_eff[..., points],
+            unit_labels=self.unit_labels,
         )
+
+    def covered(self, level: float) -> tuple[BoolArray, BoolArray]:
+        """Whether each fit's interval at ``level`` contains the truth, and where it is defined.
+
+        Both of shape (n_methods, n_budgets, reps, G). The intervals are those a result reports
+        by default (:meth:`slicewise.ProfileResult.ci`): Wilson-type for labels in [0, 1] when
+        the gold-only means are recorded, estimate +/- t se otherwise, each widened by its bias
+        bound.
+        """
+        crit = critical_value(level, self.dfs)
+        bound = 0.0 if self.bounds is None else self.bounds
+        naive, n_lab = self.naive_estimates, self.n_labeled_eff
+        if self.unit_labels and naive is not None and n_lab is not None:
+            low, high = interval_bounds(
+                self.estimates,
+                np.sqrt(self.variances),
+                crit,
+                bound,
+                naive_estimate=naive[None],
+                n_labeled_eff=n_lab[None],
+            )
+        else:
+            low, high = interval_bounds(self.estimates, np.sqrt(self.variances), crit, bound)
+        valid = np.isfinite(low) & np.isfinite(high) & np.isfinite(self.truth)
+        with np.errstate(invalid="ignore"):
+            inside = (low <= self.truth) & (self.truth <= high)
+        return inside & valid, valid
+
+
+def unit_labels(y: FloatArray) -> bool:
+    """True when every label lies in [0, 1] (intervals are then Wilson-type)."""
+    return bool(np.all((y >= 0.0) & (y <= 1.0)))
 
 
 def split_mse(cell: CellStudy) -> FloatArray:
@@ -195,15 +241,9 @@ class StudyResult:
         frames = []
         for cell in self.cells:
             mse = split_mse(cell)
-            half = critical_value(self.level, cell.dfs) * np.sqrt(cell.variances)
-            if cell.bounds is not None:
-                half = half + cell.bounds
-            inside = np.abs(cell.estimates - cell.truth) <= half
-            valid = np.isfinite(half) & np.isfinite(cell.truth)
+            inside, valid = cell.covered(self.level)
             with np.errstate(invalid="ignore", divide="ignore"):
-                covered = np.where(
-                    valid.sum(-1) > 0, (inside & valid).sum(-1) / valid.sum(-1), np.nan
-                )
+                covered = np.where(valid.sum(-1) > 0, inside.sum(-1) / valid.sum(-1), np.nan)
             m, b, r = np.meshgrid(
                 np.arange(len(cell.methods)),
                 np.arange(len(cell.budgets)),
@@ -234,18 +274,15 @@ class StudyResult:
         z95 = stats.norm.ppf(0.975)
         for cell in self.cells:
             mse = split_mse(cell)
+            inside, valid = cell.covered(self.level)
             for m, method in enumerate(cell.methods):
                 for b, budget in enumerate(cell.budgets):
                     log_re, phi = log_re_influence(mse[0, b], mse[m, b])
                     se = _se(phi)
                     err = cell.estimates[m, b] - cell.truth
                     bias = _nanmean(err, axis=0)
-                    crit = critical_value(self.level, None if cell.dfs is None else cell.dfs[m, b])
-                    half = crit * np.sqrt(cell.variances[m, b])
-                    if cell.bounds is not None:
-                        half = half + cell.bounds[m, b]
-                    valid = np.isfinite(half) & np.isfinite(err)
-                    coverage = float((np.abs(err) <= half)[valid].mean()) if valid.any() else np.nan
+                    ok = valid[m, b]
+                    coverage = float(inside[m, b][ok].mean()) if ok.any() else np.nan
                     rows.append(
                         {
                             "cell": cell.name,
