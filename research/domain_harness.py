@@ -22,11 +22,12 @@ from slicewise._typing import FloatArray, IntArray, ObjectArray
 from slicewise.data.designs import (
     Allocation,
     DesignSample,
+    DomainSample,
     draw,
     draw_stratified,
     sample_from_design,
 )
-from slicewise.estimators.smoothing.bayes import mixture_interval
+from slicewise.domains import domain_result
 from slicewise.estimators.smoothing.pipeline import DomainFit, DomainProblem, fit_domains
 from slicewise.selection.dbcv import design_cv
 
@@ -57,19 +58,16 @@ def interval_score(
     return out
 
 
-def fit_interval(fit: DomainFit, level: float) -> tuple[FloatArray, FloatArray]:
-    """Interval of a fit: posterior mixture quantiles (Bayesian fits) or normal."""
-    if fit.mixture is not None:
-        weight, mean, sd = fit.mixture
-        low = np.full(mean.shape[1], np.nan)
-        high = np.full(mean.shape[1], np.nan)
-        ok = np.all(np.isfinite(mean), axis=0)
-        if ok.any():
-            lo, hi = mixture_interval(weight, mean[:, ok], sd[:, ok], level)
-            low[ok], high[ok] = lo, hi
-        return low, high
-    half = stats.norm.ppf(0.5 + level / 2.0) * fit.se
-    return fit.estimate - half, fit.estimate + half
+def fit_interval(
+    fit: DomainFit, sample: DomainSample, level: float, *, bounded: bool | None = None
+) -> tuple[FloatArray, FloatArray]:
+    """The interval a user sees for ``fit`` on ``sample``: :meth:`DomainResult.ci` itself.
+
+    The fit is wrapped as :func:`slicewise.domains` wraps it, so the harness measures the
+    product's rule (bias bound of smoothed domains, Wilson-type bounds by default) and not a copy.
+    """
+    interval = domain_result(fit, sample, level=level).ci(bounded=bounded)
+    return interval.low, interval.high
 
 
 @dataclass(frozen=True)
@@ -89,9 +87,11 @@ class HarnessSpec:
     dbcv: tuple[str, ...]
     folds: int
     stratum_sizes: IntArray | None = None
+    bounded: bool | None = None
 
 
-def _draw(spec: HarnessSpec, rng: np.random.Generator) -> DesignSample:
+def draw_sample(spec: HarnessSpec, rng: np.random.Generator) -> DesignSample:
+    """One stratified draw of the spec's design (budget and allocation, or fixed n_h)."""
     if spec.stratum_sizes is None:
         return draw(
             spec.strata,
@@ -117,7 +117,7 @@ def _draw(spec: HarnessSpec, rng: np.random.Generator) -> DesignSample:
 
 def _one_rep(spec: HarnessSpec, seed: np.random.SeedSequence) -> dict[str, FloatArray]:
     rng = np.random.default_rng(seed)
-    drawn = _draw(spec, rng)
+    drawn = draw_sample(spec, rng)
     sample = sample_from_design(spec.domain, spec.n_domains, drawn, spec.y)
     counts = np.bincount(spec.domain, minlength=spec.n_domains)
     truth = np.bincount(spec.domain, weights=spec.y, minlength=spec.n_domains) / counts
@@ -140,7 +140,7 @@ def _one_rep(spec: HarnessSpec, seed: np.random.SeedSequence) -> dict[str, Float
     score_is = np.full_like(sq, np.nan)
     for c, name in enumerate(spec.methods):
         fit = fits[name] if name in fits else fit_domains(spec.problem, sample, name)
-        low, high = fit_interval(fit, spec.level)
+        low, high = fit_interval(fit, sample, spec.level, bounded=spec.bounded)
         sq[c] = (fit.estimate - truth) ** 2
         ok = np.isfinite(low) & np.isfinite(high)
         covered[c] = np.where(ok, (low <= truth) & (truth <= high), np.nan)
@@ -228,6 +228,7 @@ def run_harness(
     dbcv: Sequence[str] = (),
     folds: int = 5,
     stratum_sizes: IntArray | None = None,
+    bounded: bool | None = None,
     rng: np.random.Generator,
     n_jobs: int = 1,
 ) -> HarnessResult:
@@ -252,6 +253,9 @@ def run_harness(
     stratum_sizes : ndarray of int, optional
         Fixed n_h per stratum (overrides ``budget`` and ``allocation``), e.g. the PAS protocol
         n_j = int(fraction x N_j).
+    bounded : bool, optional
+        Kind of interval (:meth:`slicewise.DomainResult.ci`); None, the default, is what users
+        get.
     rng : numpy Generator
         Split with ``spawn`` into one independent stream per repetition, so results do not
         depend on ``n_jobs``.
@@ -275,6 +279,7 @@ def run_harness(
         dbcv=tuple(dbcv),
         folds=folds,
         stratum_sizes=None if stratum_sizes is None else np.asarray(stratum_sizes, dtype=np.intp),
+        bounded=bounded,
     )
     seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(reps)
     if n_jobs > 1:

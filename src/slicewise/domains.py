@@ -318,20 +318,49 @@ def _check_method(method: str, prepared: PreparedDomains, func: str) -> Method:
     return checked
 
 
-def wrap_fit(
-    fit: DomainFit, prepared: PreparedDomains, *, level: float, notes: Sequence[str] = ()
+def labels_mean(sample: DomainSample) -> tuple[FloatArray, FloatArray]:
+    """Each domain's labels-only (Hajek) mean and Kish's labeled effective size.
+
+    With design weights w_i = 1 / pi_i of the labeled units of domain d,
+    p_d = sum w_i y_i / sum w_i and n_d* = (sum w_i)^2 / sum w_i^2 (the labeled count where the
+    weights are equal, as under SRS within domains). NaN and 0 for domains without labels.
+    """
+    dom = sample.labeled_domain
+    w = sample.weight
+    n_dom = sample.n_domains
+    mass = np.bincount(dom, weights=w, minlength=n_dom)
+    total = np.bincount(dom, weights=w * sample.y, minlength=n_dom)
+    square = np.bincount(dom, weights=w * w, minlength=n_dom)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(mass > 0, total / np.where(mass > 0, mass, 1.0), np.nan)
+        n_eff = np.where(square > 0, mass**2 / np.where(square > 0, square, 1.0), 0.0)
+    return mean, n_eff
+
+
+def domain_result(
+    fit: DomainFit,
+    sample: DomainSample,
+    *,
+    level: float,
+    labels: ObjectArray | None = None,
+    domain_names: tuple[str, ...] = ("domain",),
+    notes: Sequence[str] = (),
 ) -> DomainResult:
-    """The frozen :class:`DomainResult` of one fit."""
-    sample = prepared.sample
+    """The frozen :class:`DomainResult` of one fit on ``sample`` (labels default to the codes).
+
+    The oracle harness of ``research/`` builds its intervals through this function and
+    :meth:`DomainResult.ci`, so it measures the intervals users see.
+    """
     weight = fit.weight
     mixture = fit.mixture
     extra: dict[str, Any] = {}
     if mixture is not None:
         extra = {"mixture_weight": mixture[0], "mixture_mean": mixture[1], "mixture_sd": mixture[2]}
     borrowed = np.where(np.isfinite(weight), weight < 0.9, False)
+    mean, n_eff = labels_mean(sample)
     return DomainResult(
-        domain=prepared.labels,
-        domain_names=prepared.domain_names,
+        domain=np.arange(sample.n_domains).astype(object) if labels is None else labels,
+        domain_names=domain_names,
         estimate=fit.estimate,
         se=fit.se,
         method=fit.method,
@@ -345,7 +374,23 @@ def wrap_fit(
         params={**dict(fit.params), "design": sample.family},
         notes=tuple(notes),
         bias_bound=fit.bias_bound,
+        naive_estimate=mean,
+        n_labeled_eff=n_eff,
         **extra,
+    )
+
+
+def wrap_fit(
+    fit: DomainFit, prepared: PreparedDomains, *, level: float, notes: Sequence[str] = ()
+) -> DomainResult:
+    """The frozen :class:`DomainResult` of one fit on a validated problem."""
+    return domain_result(
+        fit,
+        prepared.sample,
+        level=level,
+        labels=prepared.labels,
+        domain_names=prepared.domain_names,
+        notes=notes,
     )
 
 
