@@ -245,7 +245,7 @@ def _impute(
     pool and a centered control variate built on them stays unbiased.
     """
     n_items = raw.shape[0]
-    values = raw.copy()
+    values = raw.copy() if np.isnan(raw).any() else raw
     indicators: list[FloatArray] = []
     names = list(s_cols)
     notes: list[str] = []
@@ -445,11 +445,9 @@ def make_table(
 
     if canonical:
         order = canonical_order(z_values, raw_signals, label_values, ids)
-        z_values, raw_signals, label_values = (
-            z_values[order],
-            raw_signals[order],
-            label_values[order],
-        )
+        z_values, label_values = z_values[order], label_values[order]
+        for j in range(raw_signals.shape[1]):  # column by column: no second (M x K) array
+            raw_signals[:, j] = raw_signals[order, j]
         ids = None if ids is None else ids[order]
         rows: IntArray | None = order
     else:
