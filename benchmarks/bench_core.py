@@ -18,6 +18,7 @@ Run: python -m benchmarks.bench_core [--out docs/results/bench_core.md]
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
@@ -138,7 +139,9 @@ def main(argv: list[str] | None = None) -> None:
     floor = times["floor: Gaussian kernel + one BLAS product of [1, S, SS']"]
     lines = [
         f"M={M:,} n={N:,} K={K} G={G} (continuous Z); python {sys.version.split()[0]}, numpy "
-        f"{np.__version__}, {platform.machine()}; best of {args.repeat} interleaved rounds",
+        f"{np.__version__}, {platform.machine()}; best of {args.repeat} interleaved rounds; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the end (other jobs "
+        "slow every path, the floor's stored M x G and M x 28 arrays most)",
         "",
         "| path | wall time (s) | ratio to lace | ratio to the floor |",
         "|---|---|---|---|",
