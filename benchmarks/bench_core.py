@@ -1,25 +1,40 @@
 """sw.profile at M = 1,000,000 pool items, n = 10,000 labeled, K = 6, 20 grid points, continuous Z.
 
-Reports wall time and peak traced memory of ``sw.profile`` (validation included) and the ratio
-against a plain per-grid-point loop that computes the same LACE estimates and standard errors,
-and the default ``method='auto'`` (cross-validated selection, learned candidates) at the same size.
+Times, in one run and as ratios to ``lace`` (best of ``--repeat`` calls, the paths interleaved so
+that a change in the machine's load hits them alike):
 
-Run: python -m benchmarks.bench_core
+* the floor: the Gaussian kernel (M x G) plus one BLAS product of the pool's [1, S, SS'] columns
+  (the upper triangle of SS'), the sums every LACE pool side needs, on arrays already extracted;
+* ``sw.profile`` with ``method='naive'`` (with and without signals), ``'lace'`` and the default
+  ``'auto'``, validation of the DataFrame included;
+* a plain per-grid-point loop that computes the same LACE estimates (checked to 1e-8).
+
+Memory: the peak traced allocation (tracemalloc; numpy buffers are traced) inside one
+``sw.profile`` call per method, in bytes per pool item, beside the input frame's own size.
+
+Run: python -m benchmarks.bench_core [--out docs/results/bench_core.md]
 """
 
 from __future__ import annotations
 
-import resource
+import argparse
+import os
+import platform
 import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 import slicewise as sw
 
-from ._util import peak_memory, timed
+from ._util import peak_memory
 
 M, N, K, G = 1_000_000, 10_000, 6, 20
+SIGNALS = [f"s{k}" for k in range(K)]
 
 
 def make_frame(seed: int = 0) -> pd.DataFrame:
@@ -27,17 +42,25 @@ def make_frame(seed: int = 0) -> pd.DataFrame:
     z = rng.normal(size=M)
     y = (rng.random(M) < 1 / (1 + np.exp(-z))).astype(float)
     signals = y[:, None] * rng.uniform(0.5, 2, K) + rng.normal(size=(M, K))
-    frame = pd.DataFrame(signals, columns=[f"s{k}" for k in range(K)])
+    frame = pd.DataFrame(signals, columns=SIGNALS)
     frame["z"] = z
     y[rng.permutation(M)[N:]] = np.nan
     frame["y"] = y
     return frame
 
 
+def floor_sums(z: np.ndarray, s: np.ndarray, grid: np.ndarray, h: float) -> np.ndarray:
+    """The floor: Gaussian kernel (M x G) and one BLAS product with [1, S, upper SS']."""
+    kernel = np.exp(-0.5 * ((z[:, None] - grid[None, :]) / h) ** 2)
+    rows, cols = np.triu_indices(s.shape[1])
+    columns = np.column_stack([np.ones(s.shape[0]), s, s[:, rows] * s[:, cols]])
+    return np.asarray(kernel.T @ columns)
+
+
 def loop_profile(frame: pd.DataFrame, ridge: float = 0.3) -> tuple[np.ndarray, np.ndarray]:
     """The obvious implementation: one pass over the pool per grid point."""
     z = frame["z"].to_numpy()
-    s = frame[[f"s{k}" for k in range(K)]].to_numpy()
+    s = frame[SIGNALS].to_numpy()
     s = (s - s.mean(0)) / s.std(0)
     y = frame["y"].to_numpy()
     lab = ~np.isnan(y)
@@ -61,28 +84,93 @@ def loop_profile(frame: pd.DataFrame, ridge: float = 0.3) -> tuple[np.ndarray, n
     return est, se
 
 
-def main() -> None:
+def interleaved(paths: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    """Best wall time (s) of each path over ``repeat`` rounds, the paths run in turn each round."""
+    best = dict.fromkeys(paths, float("inf"))
+    for _ in range(repeat):
+        for name, func in paths.items():
+            start = time.perf_counter()
+            func()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_core", description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5, help="rounds of timing (best kept)")
+    parser.add_argument("--out", type=Path, default=None, help="write the stamped tables here")
+    args = parser.parse_args(argv)
+
     frame = make_frame()
-    kwargs = {"z": "z", "signals": [f"s{k}" for k in range(K)], "label": "y", "kind": "continuous"}
-    t_fast, res = timed(lambda: sw.profile(frame, method="lace", **kwargs))
-    t_loop, (est, _) = timed(lambda: loop_profile(frame), repeat=1)
-    mem = peak_memory(lambda: sw.profile(frame, method="lace", **kwargs))
-    t_auto, _ = timed(lambda: sw.profile(frame, **kwargs), repeat=1)
-    mem_auto = peak_memory(lambda: sw.profile(frame, **kwargs))
-    frame_mb = frame.memory_usage(deep=True).sum() / 1e6
-    np.testing.assert_allclose(res.estimate, est, rtol=1e-8)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
-    print(f"M={M:,} n={N:,} K={K} G={G} (continuous Z), python {sys.version.split()[0]}")
-    print("| path | wall time (s) | ratio |")
-    print("|---|---|---|")
-    print(f"| sw.profile (lace, validation included) | {t_fast:.2f} | 1.0 |")
-    print(f"| per-grid-point loop (same estimates) | {t_loop:.2f} | {t_loop / t_fast:.1f} |")
-    print(f"| sw.profile (default method='auto') | {t_auto:.2f} | {t_auto / t_fast:.1f} |")
-    print(
-        f"\npeak traced memory inside sw.profile: lace {mem:.0f} MB, auto {mem_auto:.0f} MB"
-        f" (input frame itself: {frame_mb:.0f} MB)"
+    kwargs: dict[str, Any] = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous"}
+    z = frame["z"].to_numpy()
+    s = frame[SIGNALS].to_numpy()
+    s = (s - s.mean(0)) / s.std(0)
+    h = float(1.5 * 1.06 * z.std(ddof=1) * M ** (-0.2))
+    grid = np.linspace(*np.percentile(z, [5, 95]), G)
+
+    def profile(method: str, signals: bool = True) -> Any:
+        extra = {} if signals else {"signals": None}
+        return sw.profile(frame, method=method, **{**kwargs, **extra})
+
+    paths: dict[str, Callable[[], Any]] = {
+        "floor: Gaussian kernel + one BLAS product of [1, S, SS']": lambda: floor_sums(
+            z, s, grid, h
+        ),
+        "sw.profile, method='lace'": lambda: profile("lace"),
+        "sw.profile, method='naive' (no signals)": lambda: profile("naive", signals=False),
+        "sw.profile, method='naive' (6 signals passed)": lambda: profile("naive"),
+        "sw.profile, method='auto' (the default)": lambda: profile("auto"),
+    }
+    for func in paths.values():  # warm-up: imports, first-call costs
+        func()
+    times = interleaved(paths, args.repeat)
+    t_loop = interleaved({"loop": lambda: loop_profile(frame)}, 1)["loop"]
+    np.testing.assert_allclose(profile("lace").estimate, loop_profile(frame)[0], rtol=1e-8)
+    memory = {
+        "naive (no signals)": peak_memory(lambda: profile("naive", signals=False)),
+        "naive (6 signals passed)": peak_memory(lambda: profile("naive")),
+        "lace": peak_memory(lambda: profile("lace")),
+        "auto": peak_memory(lambda: profile("auto")),
+    }
+    frame_bytes = frame.memory_usage(deep=True).sum()
+
+    lace = times["sw.profile, method='lace'"]
+    floor = times["floor: Gaussian kernel + one BLAS product of [1, S, SS']"]
+    lines = [
+        f"M={M:,} n={N:,} K={K} G={G} (continuous Z); python {sys.version.split()[0]}, numpy "
+        f"{np.__version__}, {platform.machine()}; best of {args.repeat} interleaved rounds; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the end (other jobs "
+        "slow every path, the floor's stored M x G and M x 28 arrays most)",
+        "",
+        "| path | wall time (s) | ratio to lace | ratio to the floor |",
+        "|---|---|---|---|",
+    ]
+    for name, seconds in times.items():
+        lines.append(f"| {name} | {seconds:.3f} | {seconds / lace:.2f} | {seconds / floor:.2f} |")
+    lines.append(
+        f"| per-grid-point loop (same LACE estimates) | {t_loop:.3f} | {t_loop / lace:.2f} | "
+        f"{t_loop / floor:.2f} |"
     )
-    print(f"peak resident set of the whole benchmark process: {rss:.0f} MB")
+    lines += [
+        "",
+        f"Peak traced memory inside one sw.profile call, beyond the input frame "
+        f"({frame_bytes / M:.0f} bytes/item, {frame_bytes / 1e6:.0f} MB):",
+        "",
+        "| method | peak (MB) | bytes per pool item |",
+        "|---|---|---|",
+    ]
+    for name, mb in memory.items():
+        lines.append(f"| {name} | {mb:.0f} | {mb * 1e6 / M:.0f} |")
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if args.out is not None:
+        from research.stamp import command_line, stamp
+
+        command = command_line(["python", "-m", "benchmarks.bench_core", *(argv or sys.argv[1:])])
+        header = "# sw.profile at M = 1e6: time against lace and the floor, peak memory\n\n"
+        args.out.write_text(stamp(command) + "\n" + header + text)
+        print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -114,8 +114,9 @@ def fit_with_warnings(
     """
     if method == "auto" and ctx.features.shape[1] == 0 and options.smooth != "none":
         options = replace(options, smooth="none")
-    naive = METHODS["naive"].fit(ctx, labeled, options)
-    fit = naive if method == "naive" else METHODS[method].fit(ctx, labeled, options)
+    # the method first: its pass over the pool also gives the kernel masses that naive needs
+    fit = METHODS[method].fit(ctx, labeled, options)
+    naive = fit if method == "naive" else METHODS["naive"].fit(ctx, labeled, options)
     notes = list(fit.notes)
     labels = list(ctx.locality.labels)
     empty = ~np.isfinite(naive.estimate)

@@ -40,7 +40,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._typing import FloatArray, IntArray, KernelMatrix, Kind
+from .._typing import FloatArray, IntArray, Kind, PoolKernel
 from ..moments.sums import column_sums, take_rows, weighted_sums
 from .predictors import fit_logistic, standardize_columns
 
@@ -139,16 +139,26 @@ class CrossFit:
         """Mean prediction over the fold models, shape (M,)."""
         return np.asarray(self.predictions.mean(axis=0), dtype=np.float64)
 
-    def centering(self, kernel: KernelMatrix, index: IntArray) -> FloatArray:
+    def centering(
+        self,
+        kernel: PoolKernel,
+        index: IntArray,
+        *,
+        pool_mass: FloatArray | None = None,
+        pool_sums: FloatArray | None = None,
+    ) -> FloatArray:
         """Mbar(z) = sum_k a_k(z) Pbar^(k)_{U_k}(z), the exact centering of the oof mean (G,).
 
         ``kernel`` is the (M x G) profile kernel and ``index`` the labeled pool positions (in the
-        order of :attr:`fold`).
+        order of :attr:`fold`). ``pool_mass`` (G,) and ``pool_sums`` (G, F), the kernel mass of
+        the pool and the kernel sums of every fold model's predictions over it, when a pass over
+        the pool has already computed them.
         """
         k_lab = take_rows(kernel, index)
         mass_lab = column_sums(k_lab)
-        mass_pool = column_sums(kernel)
-        pool_sums = weighted_sums(kernel, self.predictions.T)  # (G, F)
+        mass_pool = column_sums(kernel) if pool_mass is None else pool_mass
+        if pool_sums is None:
+            pool_sums = weighted_sums(kernel, self.predictions.T)  # (G, F)
         out = np.zeros(mass_pool.size)
         for k in range(self.predictions.shape[0]):
             train = self.fold != k

@@ -42,12 +42,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._typing import FloatArray, IntArray, KernelMatrix
+from .._typing import FloatArray, IntArray, PoolKernel
 from ..estimators.control_variate import CoefficientFit
 from ..moments.sums import column_sums, take_rows
 
 
-def dense_weights(kernel: KernelMatrix, index: IntArray) -> tuple[FloatArray, FloatArray]:
+def dense_weights(kernel: PoolKernel, index: IntArray) -> tuple[FloatArray, FloatArray]:
     """Labeled weights w_{i,L}(z) as a dense (n x G) array, and the labeled kernel mass (G,)."""
     rows = take_rows(kernel, index)
     dense = rows if isinstance(rows, np.ndarray) else rows.toarray()

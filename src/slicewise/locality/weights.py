@@ -21,7 +21,7 @@ compact-support rules, so that slicing the labeled rows is cheap.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,6 +107,54 @@ class Locality:
         if self.kind == "ordinal":
             return triangular_kernel(z[:, 0], self.grid[:, 0], float(bw[0]))
         return indicator_kernel(z[:, 0].astype(np.intp), self.grid[:, 0].astype(np.intp))
+
+
+#: Items per block when a kernel is evaluated block by block (:class:`BlockKernel`).
+BLOCK_ROWS = 1 << 16
+
+
+@dataclass(frozen=True, eq=False)
+class BlockKernel:
+    """A dense Gaussian kernel (items x grid points) that is never stored whole.
+
+    The pool side of a profile needs only sums over the items (kernel mass, kernel-weighted sums
+    of features and of their products) and the rows of the labeled items; an (M x G) float64
+    matrix is 160 bytes per item at G = 20. A block kernel evaluates the rows of
+    :data:`BLOCK_ROWS` items at a time (:meth:`blocks`), or of given items (:meth:`rows`), with
+    the same arithmetic as :func:`gaussian_kernel`, so every entry is the one the stored matrix
+    would hold.
+
+    Attributes
+    ----------
+    z : ndarray of shape (M, q)
+    grid : ndarray of shape (G, q)
+    bandwidth : ndarray of shape (q,)
+    """
+
+    z: FloatArray
+    grid: FloatArray
+    bandwidth: FloatArray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(M, G)."""
+        return int(self.z.shape[0]), int(self.grid.shape[0])
+
+    def rows(self, index: IntArray) -> FloatArray:
+        """The kernel rows of the items ``index``, shape (len(index), G)."""
+        return gaussian_kernel(self.z[index], self.grid, self.bandwidth)
+
+    def blocks(self) -> Iterator[tuple[int, FloatArray]]:
+        """(start, kernel rows of items start .. start + BLOCK_ROWS - 1), in item order."""
+        for start in range(0, self.shape[0], BLOCK_ROWS):
+            yield (
+                start,
+                gaussian_kernel(self.z[start : start + BLOCK_ROWS], self.grid, self.bandwidth),
+            )
+
+    def toarray(self) -> FloatArray:
+        """The whole (M x G) matrix (for callers that need it stored)."""
+        return gaussian_kernel(self.z, self.grid, self.bandwidth)
 
 
 def gaussian_kernel(z: FloatArray, grid: FloatArray, bandwidth: FloatArray) -> FloatArray:

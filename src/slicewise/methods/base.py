@@ -8,17 +8,18 @@ small and recomputed per draw.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
-from .._typing import BoolArray, FloatArray, IntArray, KernelMatrix
+from .._typing import BoolArray, FloatArray, IntArray, KernelMatrix, PoolKernel
 from ..data.table import ItemTable
 from ..estimators.control_variate import CoefficientFit, centered_estimate
 from ..inference.variance import local_variance
-from ..locality.weights import Locality
+from ..locality.weights import BlockKernel, Locality
+from ..moments.pool import ScaleSums, moments_from_sums, scale_sums
 from ..moments.sums import (
     LabeledMoments,
     PoolMoments,
@@ -26,6 +27,13 @@ from ..moments.sums import (
     square_column_sums,
     take_rows,
 )
+
+T = TypeVar("T")
+
+#: A dense pool kernel with at most this many entries (items x grid points) is stored once and
+#: shared; a larger one is a :class:`~slicewise.locality.weights.BlockKernel`, evaluated block by
+#: block in each pass over the pool (2^22 entries: 32 MB, M = 200,000 at G = 20).
+STORED_KERNEL_LIMIT = 1 << 22
 
 
 def standardize(signals: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -41,7 +49,9 @@ def standardize(signals: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray
     mean = signals.mean(axis=0) if signals.shape[1] else np.zeros(0)
     sd = signals.std(axis=0) if signals.shape[1] else np.zeros(0)
     scale = np.where(sd > 0, sd, 1.0)
-    return (signals - mean) / scale, mean, scale
+    features = signals - mean
+    features /= scale  # in place: one (M x K) array, not two
+    return features, mean, scale
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,21 +119,71 @@ class PoolContext:
         """M."""
         return self.table.n_pool
 
+    def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The value cached under ``key``, computed by ``compute()`` the first time.
+
+        The one way to keep pool-side work (anything that depends on the pool, not on the
+        labels) for the other methods and label draws that use this context.
+        """
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]  # type: ignore[no-any-return]
+
+    def _bandwidth(self, scale: float) -> FloatArray | None:
+        if np.isinf(scale):
+            return np.full(1, np.inf)
+        if scale == 1.0 or self.locality.kind == "categorical":
+            return None
+        return self.locality.bandwidth * scale
+
     def kernel(self, scale: float = 1.0) -> KernelMatrix:
         """Kernel matrix at ``scale`` times the profile bandwidth (``inf``: one global neighbourhood).
 
         Cached, so every method and label draw shares one matrix per bandwidth.
         """
-        key = ("kernel", float(scale))
-        if key not in self._cache:
-            if np.isinf(scale):
-                bandwidth: FloatArray | None = np.full(1, np.inf)
-            elif scale == 1.0 or self.locality.kind == "categorical":
-                bandwidth = None
-            else:
-                bandwidth = self.locality.bandwidth * scale
-            self._cache[key] = self.locality.kernel(self.table.z, bandwidth)
-        return self._cache[key]  # type: ignore[no-any-return]
+        return self.cached(
+            ("kernel", float(scale)),
+            lambda: self.locality.kernel(self.table.z, self._bandwidth(scale)),
+        )
+
+    def pool_kernel(self, scale: float = 1.0) -> PoolKernel:
+        """The kernel at ``scale`` x h for sums over the pool and rows of labeled items.
+
+        The stored :meth:`kernel` when it is small, already stored or sparse; a
+        :class:`~slicewise.locality.weights.BlockKernel` (the same entries, never stored whole)
+        for a dense Gaussian kernel above :data:`STORED_KERNEL_LIMIT` entries.
+        """
+        scale = float(scale)
+        stored = ("kernel", scale)
+        large = self.n_pool * self.grid_size > STORED_KERNEL_LIMIT
+        if stored in self._cache or self.locality.kind != "continuous" or np.isinf(scale):
+            return self.kernel(scale)
+        if not large:
+            return self.kernel(scale)
+        bandwidth = self._bandwidth(scale)
+        return self.cached(
+            ("block kernel", scale),
+            lambda: BlockKernel(
+                self.table.z,
+                self.locality.grid,
+                self.locality.bandwidth if bandwidth is None else bandwidth,
+            ),
+        )
+
+    def kernel_sums(
+        self, name: str, features: FloatArray | None = None, *, scale: float = 1.0
+    ) -> ScaleSums:
+        """Kernel sums at ``scale`` x h of a named feature matrix (default: the standardised
+        signals), one pass over the pool (:func:`~slicewise.moments.pool.scale_sums`); cached by
+        (name, scale). The feature set ``'none'`` has the masses only."""
+        x = self.features if features is None else features
+        scale = float(scale)
+        if name == "none":  # the masses of any feature set's sums at this scale will do
+            for key, value in self._cache.items():
+                if key[:1] == ("sums",) and key[2] == scale:
+                    g = value.mass.size
+                    return ScaleSums(value.mass, value.sq_mass, np.zeros((g, 0)), np.zeros((g, 0)))
+        return self.cached(("sums", name, scale), lambda: scale_sums(self.pool_kernel(scale), x))
 
     def moments(
         self,
@@ -137,13 +197,22 @@ class PoolContext:
         ``nuisance_scale`` is b / h, the nuisance bandwidth as a multiple of the profile bandwidth.
         Cached by (name, nuisance_scale); pass ``features`` the first time a new name is used.
         """
-        key = ("moments", name, float(nuisance_scale))
-        if key not in self._cache:
+
+        def compute() -> PoolMoments:
             x = self.features if features is None else features
-            kernel = self.kernel(1.0)
-            kernel_b = kernel if nuisance_scale == 1.0 else self.kernel(nuisance_scale)
-            self._cache[key] = PoolMoments.compute(kernel, x, kernel_b)
-        return self._cache[key]  # type: ignore[no-any-return]
+            kernel = self.pool_kernel(1.0)
+            at_h = self.kernel_sums(name, x)
+            if nuisance_scale == 1.0:
+                kernel_b, at_b = kernel, at_h
+            else:
+                kernel_b, at_b = (
+                    self.pool_kernel(nuisance_scale),
+                    self.kernel_sums(name, x, scale=nuisance_scale),
+                )
+            p = x.shape[1]
+            return moments_from_sums(at_h, at_b, range(p), p=p, kernel=kernel, kernel_b=kernel_b)
+
+        return self.cached(("moments", name, float(nuisance_scale)), compute)
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,6 +228,18 @@ class LabeledSet:
     index: IntArray
     y: FloatArray
     pi: FloatArray | None = None
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """The value kept under ``key`` for this labeled set, computed the first time.
+
+        For what depends on the labels and is asked for more than once in one fit (the naive
+        fit beside ``auto``, the synthetic covariate of the smoothing); keys name the pool
+        context they were computed on.
+        """
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]  # type: ignore[no-any-return]
 
     @classmethod
     def from_table(cls, table: ItemTable) -> LabeledSet:
@@ -175,7 +256,7 @@ class LabeledSet:
 def labeled_sizes(ctx: PoolContext, labeled: LabeledSet) -> tuple[FloatArray, FloatArray]:
     """Per grid point: the labeled effective size (sum_L k)^2 / sum_L k^2 (0 without labels) and
     the labeled fraction of the kernel mass sum_L k / sum_T k (NaN where the pool has none)."""
-    rows = take_rows(ctx.kernel(1.0), labeled.index)
+    rows = take_rows(ctx.pool_kernel(1.0), labeled.index)
     mass = column_sums(rows)
     sq = square_column_sums(rows)
     pool_mass = ctx.moments("none", np.zeros((ctx.n_pool, 0))).mass

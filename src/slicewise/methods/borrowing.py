@@ -38,11 +38,12 @@ from ..estimators.learned import (
 from ..estimators.smoothing.guard import PRECISE_LABELS
 from ..inference.cv_variance import CrossValidated, cross_validated, dense_weights
 from ..inference.variance import degenerate_floor
+from ..moments.pool import block_sums, column_products, prepend_column
 from ..moments.sums import (
     LabeledMoments,
     PoolMoments,
+    _safe_divide,
     as_dense_if_small,
-    prepend_column,
     take_rows,
 )
 from .base import (
@@ -146,10 +147,10 @@ def signal_features(ctx: PoolContext, labeled: LabeledSet, scales: Sequence[floa
 
 
 def _design(ctx: PoolContext, learner: Learner) -> FloatArray:
-    key = ("learner_design", learner)
-    if key not in ctx._cache:
-        ctx._cache[key] = learner_design(ctx.table.z, ctx.locality.kind, ctx.features, learner)
-    return ctx._cache[key]  # type: ignore[no-any-return]
+    return ctx.cached(
+        ("learner design", learner),
+        lambda: learner_design(ctx.table.z, ctx.locality.kind, ctx.features, learner),
+    )
 
 
 def learned_features(
@@ -160,19 +161,44 @@ def learned_features(
     :meth:`FeatureSet.first` gives the prediction alone.
 
     The pool moments use the fold-averaged prediction for the covariance and the exact centering
-    Mbar(z) of :class:`~slicewise.estimators.learned.CrossFit` for the mean.
+    Mbar(z) of :class:`~slicewise.estimators.learned.CrossFit` for the mean. One pass over the
+    pool per kernel gives every sum that involves the prediction: at h the fold models'
+    predictions (for Mbar) and [c, c^2, c S] of the standardised prediction c, at each wider
+    nuisance bandwidth [c, c^2, c S] again.
     """
     average = fit.average
     mean, sd = float(average.mean()), float(average.std())
     scale = sd if sd > 0 else 1.0
     pool_x = (average - mean) / scale
     lab_x = (fit.oof - mean) / scale
-    centre = (fit.centering(ctx.kernel(1.0), labeled.index) - mean) / scale
-    lab_x = np.column_stack([lab_x, ctx.features[labeled.index]])
+    folds = fit.predictions.shape[0]
+    x = ctx.features
+
+    def at_h(start: int, stop: int) -> FloatArray:
+        return np.column_stack(
+            [fit.predictions[:, start:stop].T, column_products(x, pool_x, start, stop)]
+        )
+
+    kernel = ctx.pool_kernel(1.0)
+    sums_h = block_sums(kernel, at_h, items=ctx.n_pool)
+    mass = ctx.kernel_sums("none", np.zeros((ctx.n_pool, 0))).mass
+    centre = fit.centering(kernel, labeled.index, pool_mass=mass, pool_sums=sums_h[:, :folds])
+    centre = (centre - mean) / scale
+    lab_x = np.column_stack([lab_x, x[labeled.index]])
     pool: dict[float, PoolMoments] = {}
-    for s in {*scales, np.inf}:
+    for s in sorted({*scales, np.inf}):
         signals = ctx.moments("signals", nuisance_scale=s)
-        moments = prepend_column(signals, ctx.features, pool_x)
+        mean_c = _safe_divide(sums_h[:, folds : folds + 1], signals.mass)[:, 0]
+        if signals.kernel_b is signals.kernel:
+            sums_b, mean_sb = sums_h[:, folds:], signals.mean
+        else:
+            sums_b = block_sums(
+                signals.kernel_b,
+                lambda start, stop: column_products(x, pool_x, start, stop),
+                items=ctx.n_pool,
+            )
+            mean_sb = _safe_divide(ctx.kernel_sums("signals", scale=s).first, signals.mass_b)
+        moments = prepend_column(signals, mean_c, _safe_divide(sums_b, signals.mass_b), mean_sb)
         adjusted = moments.mean.copy()
         adjusted[:, 0] = np.where(np.isfinite(moments.mean[:, 0]), centre, np.nan)
         pool[s] = replace(moments, mean=adjusted)
@@ -201,7 +227,7 @@ class CoefficientCache:
 
     def _kernel_rows(self, scale: float) -> KernelMatrix:
         if scale not in self._rows:
-            rows = take_rows(self._ctx.kernel(scale), self._labeled.index)
+            rows = take_rows(self._ctx.pool_kernel(scale), self._labeled.index)
             self._rows[scale] = as_dense_if_small(rows)
         return self._rows[scale]
 
@@ -297,10 +323,7 @@ def choose_and_fit(
     """
     rng = options.rng if options.rng is not None else np.random.default_rng(0)
     candidates = _family_candidates(ctx, families, options)
-    weights, mass = dense_weights(ctx.kernel(1.0), labeled.index)
-    pool_mass = ctx.moments("none", np.zeros((ctx.n_pool, 0))).mass
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fraction = np.clip(np.where(pool_mass > 0, mass / pool_mass, 0.0), 0.0, 1.0)
+    weights, mass = dense_weights(ctx.pool_kernel(1.0), labeled.index)
     fold = balanced_folds(labeled.y, max(2, min(options.folds, labeled.n)), rng)
     scales = sorted({c.nuisance_scale for c in candidates})
     feature_sets: dict[str, FeatureSet] = {}
@@ -322,6 +345,10 @@ def choose_and_fit(
         full = learned_features(ctx, labeled, crossfit, scales)
         feature_sets["learned+signals"] = full
         feature_sets["learned"] = full.first(1, "learned")
+    # after the feature sets: their passes over the pool also give the kernel mass
+    pool_mass = ctx.moments("none", np.zeros((ctx.n_pool, 0))).mass
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fraction = np.clip(np.where(pool_mass > 0, mass / pool_mass, 0.0), 0.0, 1.0)
     empty = np.zeros((labeled.n, 0))
     g = ctx.grid_size
     naive = Candidate("none", 1.0, 0.0)

@@ -83,8 +83,12 @@ def fit_naive(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> 
     (1 - pi(z)) sum_L w^2 (Y - Ybar_L)^2 / (1 - sum w^2), the ratio-estimator variance under simple
     random sampling of L from T.
     """
-    pieces = linear_pieces(ctx, labeled, "naive", options)
-    return linear_fit(pieces.pool, pieces.lab, pieces.coef)
+
+    def compute() -> MethodFit:
+        pieces = linear_pieces(ctx, labeled, "naive", options)
+        return linear_fit(pieces.pool, pieces.lab, pieces.coef)
+
+    return labeled.memo(("naive", ctx), compute)
 
 
 def fit_lace(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> MethodFit:

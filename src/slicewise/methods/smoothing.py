@@ -43,7 +43,8 @@ from ..estimators.smoothing.bayes import bayes_fit
 from ..estimators.smoothing.guard import PRECISE_LABELS, guard
 from ..estimators.smoothing.linear_mixed import AreaModel
 from ..inference.variance import plus_two_variance
-from ..moments.sums import column_sums, square_column_sums, take_rows, weighted_sums
+from ..locality.weights import BlockKernel
+from ..moments.sums import column_sums, iter_blocks, square_column_sums, take_rows, weighted_sums
 from ..results import critical_value
 from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, labeled_sizes
 
@@ -53,15 +54,16 @@ BORROWED_WEIGHT = 0.5
 
 def disjoint_domains(ctx: PoolContext) -> bool:
     """Whether every pool item has weight in at most one grid point (independent estimates)."""
-    key = ("disjoint",)
-    if key not in ctx._cache:
-        kernel = ctx.kernel(1.0)
-        if isinstance(kernel, np.ndarray):
-            counts = (kernel > 0).sum(axis=1)
-        else:
-            counts = np.diff(kernel.indptr)
-        ctx._cache[key] = bool(np.all(counts <= 1))
-    return bool(ctx._cache[key])
+
+    def compute() -> bool:
+        kernel = ctx.pool_kernel(1.0)
+        if isinstance(kernel, np.ndarray | BlockKernel):
+            return all(
+                bool(np.all((block > 0).sum(axis=1) <= 1)) for _, block in iter_blocks(kernel)
+            )
+        return bool(np.all(np.diff(kernel.indptr) <= 1))
+
+    return ctx.cached(("disjoint",), compute)
 
 
 def synthetic_covariate(
@@ -76,24 +78,28 @@ def synthetic_covariate(
     relative efficiency (2.7 against 3.4; docs/results/auto.md), because it leans on the same
     labels as the direct estimate it is meant to stabilise.
     """
-    model = fit_logistic(ctx.features[labeled.index], labeled.y, c=options.logistic_c)
-    prediction = model.predict(ctx.features)
-    kernel = ctx.kernel(1.0)
-    mass = column_sums(kernel)
-    sums = weighted_sums(kernel, prediction.reshape(-1, 1))[:, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(mass > 0, sums / np.where(mass > 0, mass, 1.0), np.nan)
+
+    def compute() -> FloatArray:
+        model = fit_logistic(ctx.features[labeled.index], labeled.y, c=options.logistic_c)
+        prediction = model.predict(ctx.features)
+        kernel = ctx.pool_kernel(1.0)
+        mass = ctx.kernel_sums("none", np.zeros((ctx.n_pool, 0))).mass
+        sums = weighted_sums(kernel, prediction.reshape(-1, 1))[:, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(mass > 0, sums / np.where(mass > 0, mass, 1.0), np.nan)
+
+    return labeled.memo(("synthetic covariate", ctx, options.logistic_c), compute)
 
 
 def _variance_floor(ctx: PoolContext, labeled: LabeledSet, variance: FloatArray) -> FloatArray:
     """Generalised-variance-function floor (1 - pi_g) s^2 sum_L w_ig^2 (see module notes)."""
-    rows = take_rows(ctx.kernel(1.0), labeled.index)
+    rows = take_rows(ctx.pool_kernel(1.0), labeled.index)
     mass_l = column_sums(rows)
     sum_w2 = np.zeros_like(mass_l)
     positive = mass_l > 0
     sum_w2[positive] = square_column_sums(rows)[positive] / mass_l[positive] ** 2
     fraction = np.zeros_like(mass_l)
-    pool_mass = column_sums(ctx.kernel(1.0))
+    pool_mass = ctx.kernel_sums("none", np.zeros((ctx.n_pool, 0))).mass
     fraction[positive] = np.clip(mass_l[positive] / pool_mass[positive], 0.0, 1.0)
     scale = (1.0 - fraction) * sum_w2
     ok = positive & np.isfinite(variance) & (scale > 0)
@@ -111,9 +117,20 @@ def _floored(
 
 
 def _fh(
+    labeled: LabeledSet, estimate: FloatArray, psi: FloatArray, covariate: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray] | None:
+    """Bayesian FH posterior mean, sd and shrinkage weight on the domains with a direct estimate.
+
+    Kept for the labeled set by its inputs: ``auto`` fits the model to naive's estimates for its
+    criterion, and again when naive is its choice.
+    """
+    key = ("fay-herriot", estimate.tobytes(), psi.tobytes(), covariate.tobytes())
+    return labeled.memo(key, lambda: _fh_fit(estimate, psi, covariate))
+
+
+def _fh_fit(
     estimate: FloatArray, psi: FloatArray, covariate: FloatArray
 ) -> tuple[FloatArray, FloatArray, FloatArray] | None:
-    """Bayesian FH posterior mean, sd and shrinkage weight on the domains with a direct estimate."""
     observed = np.isfinite(estimate) & np.isfinite(psi) & (psi > 0) & np.isfinite(covariate)
     if observed.sum() < 4:
         return None
@@ -146,7 +163,7 @@ def shrinkage_weights(
     None when the model cannot be fitted (fewer than four domains with a direct estimate).
     """
     covariate = synthetic_covariate(ctx, labeled, options)
-    result = _fh(fit.estimate, _floored(ctx, labeled, fit, fit.var_pool), covariate)
+    result = _fh(labeled, fit.estimate, _floored(ctx, labeled, fit, fit.var_pool), covariate)
     return None if result is None else result[2]
 
 
@@ -167,8 +184,8 @@ def smooth_fit(
     if not np.any(np.isfinite(fit.var_pool)):
         return replace(fit, notes=(*fit.notes, "Not smoothed: the method has no variance."))
     covariate = synthetic_covariate(ctx, labeled, options)
-    pool_fh = _fh(fit.estimate, _floored(ctx, labeled, fit, fit.var_pool), covariate)
-    pop_fh = _fh(fit.estimate, _floored(ctx, labeled, fit, fit.var_population), covariate)
+    pool_fh = _fh(labeled, fit.estimate, _floored(ctx, labeled, fit, fit.var_pool), covariate)
+    pop_fh = _fh(labeled, fit.estimate, _floored(ctx, labeled, fit, fit.var_population), covariate)
     if pool_fh is None or pop_fh is None:
         return replace(
             fit,

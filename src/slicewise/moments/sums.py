@@ -17,40 +17,93 @@ weights w and w^2. Any residual variance :math:`\\sum_L w_i^2 (e_i - \\bar e)^2`
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
 
-from .._typing import FloatArray, IntArray, KernelMatrix
+from .._typing import FloatArray, IntArray, KernelMatrix, PoolKernel
+from ..locality.weights import BlockKernel
 
 #: Items per block when forming products of feature columns over a large pool.
 CHUNK = 1 << 16
 
 
-def column_sums(kernel: KernelMatrix) -> FloatArray:
+def is_global(kernel: PoolKernel) -> bool:
+    """Whether every item has the same kernel row (the read-only broadcast of one global
+    neighbourhood, :meth:`slicewise.locality.weights.Locality.kernel` at bandwidth inf)."""
+    return isinstance(kernel, np.ndarray) and kernel.shape[0] > 1 and kernel.strides[0] == 0
+
+
+def iter_blocks(kernel: FloatArray | BlockKernel) -> Iterator[tuple[int, FloatArray]]:
+    """(start, dense kernel rows start .. start + CHUNK - 1) over the items, in order."""
+    if isinstance(kernel, BlockKernel):
+        yield from kernel.blocks()
+        return
+    for start in range(0, kernel.shape[0], CHUNK):
+        yield start, kernel[start : start + CHUNK]
+
+
+def column_sums(kernel: PoolKernel) -> FloatArray:
     """Sum of each grid point's weights (the local kernel mass)."""
+    if isinstance(kernel, BlockKernel):
+        out = np.zeros(kernel.shape[1])
+        for _, block in kernel.blocks():
+            out += block.sum(axis=0)
+        return out
+    if is_global(kernel):
+        return np.asarray(kernel[0] * float(kernel.shape[0]), dtype=np.float64)
     return np.asarray(kernel.sum(axis=0), dtype=np.float64).ravel()
 
 
-def square_column_sums(kernel: KernelMatrix) -> FloatArray:
+def square_column_sums(kernel: PoolKernel) -> FloatArray:
     """sum_i k_i(z)^2 per grid point, without forming the squared matrix when dense."""
+    if isinstance(kernel, BlockKernel):
+        out = np.zeros(kernel.shape[1])
+        for _, block in kernel.blocks():
+            out += np.einsum("ij,ij->j", block, block)
+        return out
+    if is_global(kernel):
+        return np.asarray(kernel[0] ** 2 * float(kernel.shape[0]), dtype=np.float64)
     if isinstance(kernel, np.ndarray):
         return np.asarray(np.einsum("ij,ij->j", kernel, kernel), dtype=np.float64)
     return column_sums(square(kernel))
 
 
-def weighted_products(kernel: KernelMatrix, x: FloatArray) -> FloatArray:
+def product_columns(x: FloatArray, out: FloatArray | None = None) -> FloatArray:
+    """x_ij x_il for j <= l (upper triangle, row-major), shape (n, p(p+1)/2), column by column
+    (no fancy-index temporaries); written into ``out`` when given."""
+    p = x.shape[1]
+    rows, cols = np.triu_indices(p)
+    if out is None:
+        out = np.empty((x.shape[0], rows.size), order="F")
+    for t, (a, b) in enumerate(zip(rows, cols, strict=True)):
+        np.multiply(x[:, a], x[:, b], out=out[:, t])
+    return out
+
+
+def weighted_products(kernel: PoolKernel, x: FloatArray) -> FloatArray:
     """sum_i k_i(z) x_ij x_il for j <= l (upper triangle, row-major), shape (G, p(p+1)/2).
 
     Works in blocks of :data:`CHUNK` items so that no (M x p^2) product matrix is formed.
     """
-    rows, cols = np.triu_indices(x.shape[1])
-    out = np.zeros((kernel.shape[1], rows.size))
+    p = x.shape[1]
+    out = np.zeros((kernel.shape[1], p * (p + 1) // 2))
+    if is_global(kernel):
+        assert isinstance(kernel, np.ndarray)
+        total = np.zeros(out.shape[1])
+        for start in range(0, x.shape[0], CHUNK):
+            total += product_columns(x[start : start + CHUNK]).sum(axis=0)
+        return np.asarray(kernel[0][:, None] * total, dtype=np.float64)
+    if isinstance(kernel, np.ndarray | BlockKernel):
+        for start, block in iter_blocks(kernel):
+            out += block.T @ product_columns(x[start : start + block.shape[0]])
+        return out
     for start in range(0, x.shape[0], CHUNK):
-        block = x[start : start + CHUNK]
-        out += weighted_sums(kernel[start : start + CHUNK], block[:, rows] * block[:, cols])
+        part = product_columns(x[start : start + CHUNK])
+        out += weighted_sums(kernel[start : start + CHUNK], part)
     return out
 
 
@@ -81,8 +134,15 @@ def as_dense_if_small(kernel: KernelMatrix) -> KernelMatrix:
     return np.asarray(kernel.toarray(), dtype=np.float64)
 
 
-def weighted_sums(kernel: KernelMatrix, values: FloatArray) -> FloatArray:
+def weighted_sums(kernel: PoolKernel, values: FloatArray) -> FloatArray:
     """``kernel.T @ values``: (G, p) unnormalised local sums of the columns of ``values``."""
+    if isinstance(kernel, BlockKernel):
+        out = np.zeros((kernel.shape[1], values.shape[1]))
+        for start, block in kernel.blocks():
+            out += block.T @ values[start : start + block.shape[0]]
+        return out
+    if isinstance(kernel, np.ndarray) and is_global(kernel):
+        return np.asarray(kernel[0][:, None] * values.sum(axis=0), dtype=np.float64)
     out = kernel.T @ values
     return np.asarray(out, dtype=np.float64)
 
@@ -94,8 +154,10 @@ def scale_rows(kernel: KernelMatrix, factor: FloatArray) -> KernelMatrix:
     return sp.csr_array(kernel.multiply(factor[:, None]))
 
 
-def take_rows(kernel: KernelMatrix, index: IntArray) -> KernelMatrix:
+def take_rows(kernel: PoolKernel, index: IntArray) -> KernelMatrix:
     """The kernel rows of a subset of items (the labeled set)."""
+    if isinstance(kernel, BlockKernel):
+        return kernel.rows(index)
     if isinstance(kernel, np.ndarray):
         return kernel[index]
     return sp.csr_array(kernel[index])
@@ -134,8 +196,8 @@ class PoolMoments:
         Local pool covariance of the features at b, Sigma_XX,T(z).
     """
 
-    kernel: KernelMatrix
-    kernel_b: KernelMatrix
+    kernel: PoolKernel
+    kernel_b: PoolKernel
     mass: FloatArray
     mass_b: FloatArray
     n_eff: FloatArray
@@ -165,7 +227,7 @@ class PoolMoments:
 
     @classmethod
     def compute(
-        cls, kernel: KernelMatrix, features: FloatArray, kernel_b: KernelMatrix | None = None
+        cls, kernel: PoolKernel, features: FloatArray, kernel_b: PoolKernel | None = None
     ) -> PoolMoments:
         """Compute the pool sums for ``features`` (shape (M, p))."""
         kernel_b = kernel if kernel_b is None else kernel_b
@@ -197,40 +259,6 @@ class PoolMoments:
             mean=mean,
             cov_b=cov,
         )
-
-
-def prepend_column(base: PoolMoments, base_features: FloatArray, column: FloatArray) -> PoolMoments:
-    """Pool moments of the features (column, base features) from those of the base features.
-
-    Only the sums that involve the new column are computed (its mean at h and its second moments
-    with itself and the base features at b), so adding a learned prediction to K signals costs
-    K + 2 weighted sums over the pool instead of (K + 1)(K + 2) / 2 + K + 1.
-    """
-    kernel, kernel_b = base.kernel, base.kernel_b
-    col = column.reshape(-1, 1)
-    mean_c = _safe_divide(weighted_sums(kernel, col), base.mass)
-    sums_b = weighted_sums(kernel_b, np.column_stack([col, col * col, col * base_features]))
-    moments_b = _safe_divide(sums_b, base.mass_b)
-    mean_cb, second_c, cross = moments_b[:, 0], moments_b[:, 1], moments_b[:, 2:]
-    if kernel_b is kernel:
-        mean_sb = base.mean
-    else:
-        mean_sb = _safe_divide(weighted_sums(kernel_b, base_features), base.mass_b)
-    g, p = base.cov_b.shape[0], base.cov_b.shape[1]
-    cov = np.empty((g, p + 1, p + 1))
-    cov[:, 1:, 1:] = base.cov_b
-    cov[:, 0, 0] = second_c - mean_cb**2
-    cov[:, 0, 1:] = cross - mean_cb[:, None] * mean_sb
-    cov[:, 1:, 0] = cov[:, 0, 1:]
-    return PoolMoments(
-        kernel=kernel,
-        kernel_b=kernel_b,
-        mass=base.mass,
-        mass_b=base.mass_b,
-        n_eff=base.n_eff,
-        mean=np.column_stack([mean_c, base.mean]),
-        cov_b=cov,
-    )
 
 
 @dataclass(frozen=True, eq=False)

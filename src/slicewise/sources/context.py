@@ -27,8 +27,8 @@ from ..locality.weights import (
     _lookup_levels,
 )
 from ..methods.base import PoolContext
-from ..moments.sums import PoolMoments, _safe_divide
-from .scan import ScaleSums
+from ..moments.pool import ScaleSums, moments_from_sums
+from ..moments.sums import PoolMoments
 
 #: Feature sets a streamed pool can give moments of, by the name the methods use.
 FEATURE_SETS = ("none", "signals", "primary")
@@ -105,18 +105,6 @@ def streamed_locality(
     return Locality(kind="continuous", grid=points2d, bandwidth=h, labels=labels)
 
 
-def _broadcast(sums: ScaleSums, size: int) -> ScaleSums:
-    """Global sums (one column) as G identical grid columns, like a kernel of ones."""
-    if sums.mass.size == size:
-        return sums
-    return ScaleSums(
-        mass=np.repeat(sums.mass, size),
-        sq_mass=np.repeat(sums.sq_mass, size),
-        first=np.repeat(sums.first, size, axis=0),
-        second=np.repeat(sums.second, size, axis=0),
-    )
-
-
 def pool_moments(
     sums: Mapping[float, ScaleSums],
     columns: Sequence[int],
@@ -126,40 +114,15 @@ def pool_moments(
     kernel: Any,
     kernel_b: Any,
 ) -> PoolMoments:
-    """:class:`PoolMoments` of the feature ``columns`` from the kernel sums at h and at b.
-
-    The arithmetic after the sums is that of :meth:`PoolMoments.compute`.
-    """
-    g = sums[1.0].mass.size
-    at_h = sums[1.0]
-    at_b = _broadcast(sums[scale_b], g)
-    cols = np.asarray(columns, dtype=np.intp)
-    mass = at_h.mass
-    mean = _safe_divide(at_h.first[:, cols], mass)
-    same = scale_b == 1.0
-    mass_b = mass if same else at_b.mass
-    mean_b = mean if same else _safe_divide(at_b.first[:, cols], mass_b)
-    k = cols.size
-    if k:
-        rows, upper = np.triu_indices(p)
-        full = np.empty((g, p, p))
-        full[:, rows, upper] = at_b.second
-        full[:, upper, rows] = at_b.second
-        cov = _safe_divide(full[:, cols][:, :, cols], mass_b)
-        cov -= mean_b[:, :, None] * mean_b[:, None, :]
-    else:
-        cov = np.zeros((g, 0, 0))
-    sq_mass = at_h.sq_mass
-    with np.errstate(divide="ignore", invalid="ignore"):
-        n_eff = np.where(sq_mass > 0, mass**2 / np.where(sq_mass > 0, sq_mass, 1.0), 0.0)
-    return PoolMoments(
+    """:class:`PoolMoments` of the feature ``columns`` from the kernel sums at h and at b (the
+    arithmetic of the in-memory pool, :func:`slicewise.moments.pool.moments_from_sums`)."""
+    return moments_from_sums(
+        sums[1.0],
+        sums[scale_b],
+        columns,
+        p=p,
         kernel=kernel,
-        kernel_b=kernel if same else kernel_b,
-        mass=mass,
-        mass_b=mass_b,
-        n_eff=n_eff,
-        mean=mean,
-        cov_b=cov,
+        kernel_b=kernel if scale_b == 1.0 else kernel_b,
     )
 
 
@@ -182,6 +145,10 @@ class StreamedContext(PoolContext):
     def n_pool(self) -> int:
         """M."""
         return self.pool_size
+
+    def pool_kernel(self, scale: float = 1.0) -> Any:
+        """The kernel rows of the labeled items (the only items held in memory)."""
+        return self.kernel(scale)
 
     def moments(
         self,

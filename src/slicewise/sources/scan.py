@@ -26,6 +26,7 @@ import pandas as pd
 
 from .._typing import FloatArray, KernelMatrix
 from ..locality.weights import Locality
+from ..moments.pool import ScaleSums
 from ..moments.sums import column_sums, square_column_sums, weighted_products, weighted_sums
 
 S = TypeVar("S")
@@ -354,24 +355,6 @@ def kernel_at(locality: Locality, z: FloatArray, scale: float) -> KernelMatrix:
     if scale == 1.0 or locality.kind == "categorical":
         return locality.kernel(z)
     return locality.kernel(z, locality.bandwidth * scale)
-
-
-@dataclass(frozen=True)
-class ScaleSums:
-    """Unnormalised kernel sums at one scale: w, w^2, wX (G, p) and wXX' (upper triangle)."""
-
-    mass: FloatArray
-    sq_mass: FloatArray
-    first: FloatArray
-    second: FloatArray
-
-    def __add__(self, other: ScaleSums) -> ScaleSums:
-        return ScaleSums(
-            self.mass + other.mass,
-            self.sq_mass + other.sq_mass,
-            self.first + other.first,
-            self.second + other.second,
-        )
 
 
 @dataclass(frozen=True)

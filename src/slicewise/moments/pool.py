@@ -1,0 +1,208 @@
+"""Pool-side kernel sums: one pass over the items per kernel, and the moments made from them.
+
+Everything a profile needs from the pool T at one kernel scale is four sums per grid point,
+
+.. math::
+
+    \\sum_T k_i(z),\\quad \\sum_T k_i(z)^2,\\quad \\sum_T k_i(z) X_i,\\quad
+    \\sum_T k_i(z) X_i X_i^\\top ,
+
+(:class:`ScaleSums`). :func:`scale_sums` computes them in one pass over blocks of items: each
+block's kernel rows times the block's columns [1, X, upper triangle of XX'], one BLAS product,
+so neither the (M x G) kernel (:class:`~slicewise.locality.weights.BlockKernel`) nor the
+(M x p(p+1)/2) product columns are ever stored. :func:`moments_from_sums` turns the sums at the
+profile bandwidth h and the nuisance bandwidth b into :class:`~slicewise.moments.sums.PoolMoments`;
+the out-of-core sources (:mod:`slicewise.sources`) reduce the same sums over record batches and
+use the same arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._typing import FloatArray, PoolKernel
+from ..locality.weights import BlockKernel
+from .sums import (
+    CHUNK,
+    PoolMoments,
+    _safe_divide,
+    column_sums,
+    is_global,
+    iter_blocks,
+    product_columns,
+    square_column_sums,
+    weighted_products,
+    weighted_sums,
+)
+
+
+@dataclass(frozen=True)
+class ScaleSums:
+    """Unnormalised kernel sums at one scale: w, w^2 (G,), wX (G, p) and wXX' (G, p(p+1)/2,
+    upper triangle, row-major). Sums over disjoint parts of the pool add up (``+``)."""
+
+    mass: FloatArray
+    sq_mass: FloatArray
+    first: FloatArray
+    second: FloatArray
+
+    def __add__(self, other: ScaleSums) -> ScaleSums:
+        return ScaleSums(
+            self.mass + other.mass,
+            self.sq_mass + other.sq_mass,
+            self.first + other.first,
+            self.second + other.second,
+        )
+
+    def broadcast(self, size: int) -> ScaleSums:
+        """Global sums (one column) as ``size`` identical grid columns, like a kernel of ones."""
+        if self.mass.size == size:
+            return self
+        return ScaleSums(
+            mass=np.repeat(self.mass, size),
+            sq_mass=np.repeat(self.sq_mass, size),
+            first=np.repeat(self.first, size, axis=0),
+            second=np.repeat(self.second, size, axis=0),
+        )
+
+
+def scale_sums(kernel: PoolKernel, x: FloatArray, *, products: bool = True) -> ScaleSums:
+    """The kernel sums of the features ``x`` (shape (M, p)) in one pass over the items.
+
+    ``products=False`` skips the second moments (``second`` is then (G, 0)); with no features
+    only the masses are computed, so a method without signals pays for the kernel alone.
+    """
+    g, p = kernel.shape[1], x.shape[1]
+    width = p * (p + 1) // 2 if products else 0
+    if is_global(kernel) or not isinstance(kernel, np.ndarray | BlockKernel):
+        return ScaleSums(
+            mass=column_sums(kernel),
+            sq_mass=square_column_sums(kernel),
+            first=weighted_sums(kernel, x),
+            second=weighted_products(kernel, x) if products else np.zeros((g, 0)),
+        )
+    mass = np.zeros(g)
+    sq_mass = np.zeros(g)
+    total = np.zeros((g, p + width))
+    for start, block in iter_blocks(kernel):
+        mass += block.sum(axis=0)
+        sq_mass += np.einsum("ij,ij->j", block, block)
+        if p == 0:
+            continue
+        columns = np.empty((block.shape[0], p + width), order="F")
+        columns[:, :p] = x[start : start + block.shape[0]]
+        if width:
+            product_columns(columns[:, :p], out=columns[:, p:])
+        total += block.T @ columns
+    return ScaleSums(mass=mass, sq_mass=sq_mass, first=total[:, :p], second=total[:, p:])
+
+
+def moments_from_sums(
+    at_h: ScaleSums,
+    at_b: ScaleSums,
+    columns: Sequence[int],
+    *,
+    p: int,
+    kernel: PoolKernel,
+    kernel_b: PoolKernel,
+) -> PoolMoments:
+    """:class:`PoolMoments` of the feature ``columns`` (of p) from the kernel sums at h and at b.
+
+    ``kernel_b is kernel`` when b = h (then ``at_b`` is not read). Global sums (one column, b =
+    inf) are broadcast to every grid point.
+    """
+    g = at_h.mass.size
+    same = kernel_b is kernel
+    at_b = at_b.broadcast(g)
+    cols = np.asarray(columns, dtype=np.intp)
+    mass = at_h.mass
+    mean = _safe_divide(at_h.first[:, cols], mass)
+    mass_b = mass if same else at_b.mass
+    mean_b = mean if same else _safe_divide(at_b.first[:, cols], mass_b)
+    second = at_h.second if same else at_b.second
+    if cols.size:
+        rows, upper = np.triu_indices(p)
+        full = np.empty((g, p, p))
+        full[:, rows, upper] = second
+        full[:, upper, rows] = second
+        cov = _safe_divide(full[:, cols][:, :, cols], mass_b)
+        cov -= mean_b[:, :, None] * mean_b[:, None, :]
+    else:
+        cov = np.zeros((g, 0, 0))
+    sq_mass = at_h.sq_mass
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(sq_mass > 0, mass**2 / np.where(sq_mass > 0, sq_mass, 1.0), 0.0)
+    return PoolMoments(
+        kernel=kernel,
+        kernel_b=kernel_b,
+        mass=mass,
+        mass_b=mass_b,
+        n_eff=n_eff,
+        mean=mean,
+        cov_b=cov,
+    )
+
+
+def block_sums(
+    kernel: PoolKernel, columns: Callable[[int, int], FloatArray], *, items: int
+) -> FloatArray:
+    """``kernel.T @ V`` for the (M, d) matrix V whose rows start .. stop - 1 are
+    ``columns(start, stop)``, built one block at a time so that V is never stored: (G, d)."""
+    if isinstance(kernel, np.ndarray | BlockKernel) and not is_global(kernel):
+        out: FloatArray | None = None
+        for start, block in iter_blocks(kernel):
+            part = block.T @ columns(start, start + block.shape[0])
+            out = part if out is None else out + part
+        assert out is not None
+        return out
+    total: FloatArray | None = None
+    for start in range(0, items, CHUNK):
+        stop = min(start + CHUNK, items)
+        if isinstance(kernel, np.ndarray):  # global: every row the same
+            part = columns(start, stop).sum(axis=0, keepdims=True)
+        else:
+            assert not isinstance(kernel, BlockKernel)
+            part = weighted_sums(kernel[start:stop], columns(start, stop))
+        total = part if total is None else total + part
+    assert total is not None
+    if isinstance(kernel, np.ndarray):
+        return np.asarray(kernel[0][:, None] * total, dtype=np.float64)
+    return total
+
+
+def column_products(x: FloatArray, column: FloatArray, start: int, stop: int) -> FloatArray:
+    """Rows start .. stop - 1 of [c, c^2, c x] for a new column c next to features x."""
+    col = column[start:stop, None]
+    return np.column_stack([col, col * col, col * x[start:stop]])
+
+
+def prepend_column(
+    base: PoolMoments, mean_c: FloatArray, moments_b: FloatArray, mean_sb: FloatArray
+) -> PoolMoments:
+    """Pool moments of the features (c, base features) from those of the base features.
+
+    Only the sums that involve the new column c are needed: its local mean at h (``mean_c``,
+    shape (G,)) and, at b, the local means of [c, c^2, c x] (``moments_b``, shape (G, 2 + p);
+    the sums of :func:`column_products` over :func:`block_sums`, divided by the mass at b), with
+    the base features' local mean at b (``mean_sb``, shape (G, p)). Adding a learned prediction
+    to K signals so costs K + 2 kernel sums instead of (K + 1)(K + 2) / 2 + K + 1.
+    """
+    mean_cb, second_c, cross = moments_b[:, 0], moments_b[:, 1], moments_b[:, 2:]
+    g, p = base.cov_b.shape[0], base.cov_b.shape[1]
+    cov = np.empty((g, p + 1, p + 1))
+    cov[:, 1:, 1:] = base.cov_b
+    cov[:, 0, 0] = second_c - mean_cb**2
+    cov[:, 0, 1:] = cross - mean_cb[:, None] * mean_sb
+    cov[:, 1:, 0] = cov[:, 0, 1:]
+    return PoolMoments(
+        kernel=base.kernel,
+        kernel_b=base.kernel_b,
+        mass=base.mass,
+        mass_b=base.mass_b,
+        n_eff=base.n_eff,
+        mean=np.column_stack([mean_c, base.mean]),
+        cov_b=cov,
+    )
