@@ -466,7 +466,7 @@ def profile(
         func=FUNC,
     )
     if inclusion is not None:
-        check_design_weights(method, inclusion=inclusion, smooth=options.smooth, func=FUNC)
+        check_design_weights(method, inclusion=inclusion, func=FUNC)
         table = read_table(table) if isinstance(table, str | os.PathLike) else table
     items = make_table(
         table,

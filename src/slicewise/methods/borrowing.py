@@ -36,7 +36,13 @@ from ..estimators.learned import (
     learner_design,
 )
 from ..estimators.smoothing.guard import PRECISE_LABELS
-from ..inference.cv_variance import CrossValidated, cross_validated, dense_weights
+from ..inference.cv_variance import (
+    CrossValidated,
+    DesignWeights,
+    cross_validated,
+    dense_weights,
+    design_weights,
+)
 from ..inference.variance import degenerate_floor
 from ..moments.sums import (
     LabeledMoments,
@@ -153,21 +159,28 @@ def _design(ctx: PoolContext, learner: Learner) -> FloatArray:
 
 
 def learned_features(
-    ctx: PoolContext, labeled: LabeledSet, fit: CrossFit, scales: Sequence[float]
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    fit: CrossFit,
+    scales: Sequence[float],
+    *,
+    weights: FloatArray | None = None,
 ) -> FeatureSet:
     """Cross-fitted prediction (standardised over the pool) followed by the signals.
 
     :meth:`FeatureSet.first` gives the prediction alone.
 
     The pool moments use the fold-averaged prediction for the covariance and the exact centering
-    Mbar(z) of :class:`~slicewise.estimators.learned.CrossFit` for the mean.
+    Mbar(z) of :class:`~slicewise.estimators.learned.CrossFit` for the mean, with fold shares
+    weighted by ``weights`` (per labeled item; design weights when the labels carry inclusion
+    probabilities).
     """
     average = fit.average
     mean, sd = float(average.mean()), float(average.std())
     scale = sd if sd > 0 else 1.0
     pool_x = (average - mean) / scale
     lab_x = (fit.oof - mean) / scale
-    centre = (fit.centering(ctx.kernel(1.0), labeled.index) - mean) / scale
+    centre = (fit.centering(ctx.kernel(1.0), labeled.index, weights=weights) - mean) / scale
     lab_x = np.column_stack([lab_x, ctx.features[labeled.index]])
     pool: dict[float, PoolMoments] = {}
     for s in {*scales, np.inf}:
@@ -214,7 +227,8 @@ class CoefficientCache:
             x = self._features.x_lab[rows]
             k_rows = self._kernel_rows(1.0)[rows]
             kb_rows = self._kernel_rows(scale)[rows]
-            lab = LabeledMoments.from_rows(k_rows, kb_rows, y, x)
+            pi = None if self._labeled.pi is None else self._labeled.pi[rows]
+            lab = LabeledMoments.from_rows(k_rows, kb_rows, y, x, pi=pi)
             coef = ridge_coefficient(
                 self._features.pool[scale], lab, self._ridge, prior=self._features.prior
             )
@@ -301,6 +315,7 @@ def choose_and_fit(
     pool_mass = ctx.moments("none", np.zeros((ctx.n_pool, 0))).mass
     with np.errstate(divide="ignore", invalid="ignore"):
         fraction = np.clip(np.where(pool_mass > 0, mass / pool_mass, 0.0), 0.0, 1.0)
+    design = None if labeled.pi is None else design_weights(weights, mass, labeled.pi, pool_mass)
     fold = balanced_folds(labeled.y, max(2, min(options.folds, labeled.n)), rng)
     scales = sorted({c.nuisance_scale for c in candidates})
     feature_sets: dict[str, FeatureSet] = {}
@@ -319,7 +334,9 @@ def choose_and_fit(
             categorical=ctx.locality.kind == "categorical",
             rng=rng,
         )
-        full = learned_features(ctx, labeled, crossfit, scales)
+        full = learned_features(
+            ctx, labeled, crossfit, scales, weights=_share_weights(labeled, cross_fitted)
+        )
         feature_sets["learned+signals"] = full
         feature_sets["learned"] = full.first(1, "learned")
     empty = np.zeros((labeled.n, 0))
@@ -333,6 +350,7 @@ def choose_and_fit(
             empty,
             fold,
             lambda rows: CoefficientFit.fixed(np.zeros((g, 0))),
+            design=design,
         )
     }
     caches = {
@@ -348,6 +366,7 @@ def choose_and_fit(
             feats.x_lab,
             fold,
             _first(caches[cand.features].rule(cand)),
+            design=design,
         )
     terms = {c: v.terms for c, v in scored.items()}
     best, ratios = _one_standard_error_choice(terms, point_weights, include_naive)
@@ -367,22 +386,31 @@ def choose_and_fit(
             f"errors; best: {runner.label} at {ratios[runner]:.3f})"
         )
         fit = fit_naive(ctx, labeled, options)
+        if cross_fitted and design is not None and best is not None:
+            # the design-weighted naive that the criterion scored (module notes of cv_variance)
+            none = ctx.moments("none", np.zeros((ctx.n_pool, 0)))
+            fit = _cross_fitted_fit(
+                ctx, labeled, scored[best], weights, fraction, none, empty, design=design
+            )
         return replace(
             fit,
             params={**params, "chosen": "naive"},
-            notes=(f"{method} chose naive: {reason}.",),
+            notes=(f"{method} chose naive: {reason}.", *_design_note(design)),
         )
     feats = feature_sets[best.features]
     coef, omega = caches[best.features].rule(best)(np.arange(labeled.n))
     pool = feats.pool[best.nuisance_scale if not np.isinf(best.shrinkage) else np.inf]
     if cross_fitted:
-        fit = _cross_fitted_fit(ctx, labeled, scored[best], weights, fraction, pool, feats.x_lab)
+        fit = _cross_fitted_fit(
+            ctx, labeled, scored[best], weights, fraction, pool, feats.x_lab, design=design
+        )
     else:
         lab = LabeledMoments.from_rows(
             take_rows(pool.kernel, labeled.index),
             take_rows(pool.kernel_b, labeled.index),
             labeled.y,
             feats.x_lab,
+            pi=labeled.pi,
         )
         fit = linear_fit(pool, lab, coef)
     borrowed = omega < 0.5
@@ -414,7 +442,27 @@ def choose_and_fit(
             "shrinkage": best.shrinkage,
             **({"learner": learner} if best.features != "signals" else {}),
         },
-        notes=(note,),
+        notes=(note, *_design_note(design)),
+    )
+
+
+def _share_weights(labeled: LabeledSet, cross_fitted: bool) -> FloatArray | None:
+    """Per labeled item, the weights of the learned prediction's labeled mean: 1 / pi_i for the
+    Hajek mean of ``lace_learned``, 1 / pi_i - 1 for the residual mean of the cross-fitted
+    estimate (None without inclusion probabilities)."""
+    if labeled.pi is None:
+        return None
+    weights = 1.0 / labeled.pi - (1.0 if cross_fitted else 0.0)
+    return weights if np.any(weights > 0) else 1.0 / labeled.pi
+
+
+def _design_note(design: DesignWeights | None) -> tuple[str, ...]:
+    if design is None:
+        return ()
+    return (
+        "Design weights 1 / pi from the inclusion probabilities were used: candidates are "
+        "compared by their design-based (Poisson, with-replacement approximation) variances, "
+        "and the unlabeled items are estimated from residuals weighted by 1 / pi - 1.",
     )
 
 
@@ -426,6 +474,8 @@ def _cross_fitted_fit(
     fraction: FloatArray,
     pool: PoolMoments,
     x_lab: FloatArray,
+    *,
+    design: DesignWeights | None = None,
 ) -> MethodFit:
     """The cross-fitted estimate of the chosen candidate with its out-of-fold variance.
 
@@ -434,10 +484,12 @@ def _cross_fitted_fit(
     (:mod:`slicewise.inference.variance`); both are floored at the Agresti-Coull value where every
     label of a neighbourhood is the same. Intervals use t quantiles with nu(z) - 1 degrees of
     freedom (nu the Satterthwaite effective size, :attr:`LabeledMoments.df_effective`): the
-    residuals are out of fold, so no coefficient degrees of freedom are spent on them.
+    residuals are out of fold, so no coefficient degrees of freedom are spent on them. With
+    ``design`` (inclusion probabilities) the labeled moments, floor, degrees of freedom and the
+    population part are the design-based ones of :mod:`slicewise.inference.variance`.
     """
     rows = take_rows(pool.kernel, labeled.index)
-    lab0 = LabeledMoments.from_rows(rows, rows, labeled.y, np.zeros((labeled.n, 0)))
+    lab0 = LabeledMoments.from_rows(rows, rows, labeled.y, np.zeros((labeled.n, 0)), pi=labeled.pi)
     zero = np.zeros((ctx.grid_size, 0))
     floor = degenerate_floor(lab0, lab0.quadratic(zero, squared=False))
     sum_w2 = lab0.sum_w2
@@ -449,7 +501,15 @@ def _cross_fitted_fit(
         naive_var = (1.0 - fraction) * label_part
         r2 = np.where(naive_var > 0, 1.0 - chosen.variance / naive_var, 0.0)
         gain = 1.0 / (1.0 - (1.0 - fraction) * r2)
-    estimate = chosen.estimate(weights, pool.mean, fraction, labeled.y, x_lab)
+    if design is not None:  # Poisson design variance of the labeled items' own part
+        with np.errstate(divide="ignore", invalid="ignore"):
+            calibration = lab0.mass / np.where(pool.mass > 0, pool.mass, np.nan)
+            sampled = calibration * lab0.design_quadratic(zero)
+            var_pop = var_pool + np.maximum(sampled / (1.0 - sum_w2), fraction * floor)
+            naive_var = np.maximum(label_sq - sampled, 0.0) / (1.0 - sum_w2)
+            r2 = np.where(naive_var > 0, 1.0 - chosen.variance / naive_var, 0.0)
+            gain = 1.0 / (1.0 - (1.0 - fraction) * r2)
+    estimate = chosen.estimate(weights, pool.mean, fraction, labeled.y, x_lab, design=design)
     estimate = np.where(sum_w2 > 0, estimate, np.nan)
     no_variance = (sum_w2 <= 0) | (sum_w2 >= 1.0)  # no labels, or a single labeled item
     var_pool = np.where(no_variance, np.nan, var_pool)
