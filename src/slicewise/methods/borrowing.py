@@ -638,6 +638,11 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     or on the smoothing model. Intervals are those of the chosen estimator (posterior intervals
     after smoothing); their coverage after selection is measured in the test suite and
     docs/results.
+
+    With inclusion probabilities (``labeled.pi``) every candidate is design-weighted: the
+    coefficients, the cross-fitted estimate (the unlabeled rest from residuals weighted by
+    1 / pi - 1) and the design-based cross-validated variance that selects and reports
+    (:mod:`slicewise.inference.cv_variance`); the smoothing takes those direct variances.
     """
     if ctx.features.shape[1] == 0:
         from .control_variates import fit_naive
