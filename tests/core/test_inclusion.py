@@ -166,7 +166,7 @@ def test_missing_inclusion_column_is_named() -> None:
         sw.profile(_frame(), z="level", signals=SIGNALS, label="y", method="naive", inclusion="p")
 
 
-@pytest.mark.parametrize("method", ["aug_plugin", "scalar_pred_cv", "local_ppi"])
+@pytest.mark.parametrize("method", ["aug_plugin", "scalar_pred_cv", "local_ppi", "lace_learned"])
 def test_methods_without_design_weights_refuse_inclusion(method: str) -> None:
     with pytest.raises(ValueError, match=f"Method '{method}' of profile does not support known"):
         sw.profile(_frame(), z="level", signals=SIGNALS, label="y", method=method, inclusion="pi")
@@ -190,6 +190,7 @@ def test_fay_herriot_smoothing_takes_equal_probabilities_as_unweighted(method: s
 
 def test_methods_table_lists_design_weight_support() -> None:
     table = sw.methods().set_index("method")
-    for method in ("lace", "auto", "lace_shrunk", "lace_learned"):
+    for method in ("lace", "auto", "lace_shrunk"):
         assert table.loc[method, "inclusion"], method
     assert not table.loc["aug_plugin", "inclusion"]
+    assert not table.loc["lace_learned", "inclusion"]

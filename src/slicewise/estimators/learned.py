@@ -41,7 +41,7 @@ from typing import Literal
 import numpy as np
 
 from .._typing import FloatArray, IntArray, KernelMatrix, Kind
-from ..moments.sums import column_sums, scale_rows, take_rows, weighted_sums
+from ..moments.sums import column_sums, take_rows, weighted_sums
 from .predictors import fit_logistic, standardize_columns
 
 Learner = Literal["logistic", "boosting"]
@@ -139,19 +139,13 @@ class CrossFit:
         """Mean prediction over the fold models, shape (M,)."""
         return np.asarray(self.predictions.mean(axis=0), dtype=np.float64)
 
-    def centering(
-        self, kernel: KernelMatrix, index: IntArray, *, weights: FloatArray | None = None
-    ) -> FloatArray:
+    def centering(self, kernel: KernelMatrix, index: IntArray) -> FloatArray:
         """Mbar(z) = sum_k a_k(z) Pbar^(k)_{U_k}(z), the exact centering of the oof mean (G,).
 
         ``kernel`` is the (M x G) profile kernel and ``index`` the labeled pool positions (in the
-        order of :attr:`fold`). ``weights`` (one per labeled item, e.g. design weights 1 / pi_i)
-        multiply the labeled kernel rows in the fold shares a_k(z), when the labeled mean of the
-        out-of-fold predictions is weighted by them.
+        order of :attr:`fold`).
         """
         k_lab = take_rows(kernel, index)
-        if weights is not None:
-            k_lab = scale_rows(k_lab, weights)
         mass_lab = column_sums(k_lab)
         mass_pool = column_sums(kernel)
         pool_sums = weighted_sums(kernel, self.predictions.T)  # (G, F)
@@ -165,10 +159,7 @@ class CrossFit:
                 pool_sums[:, k]
                 - weighted_sums(k_train, self.predictions[k, index[train]].reshape(-1, 1))[:, 0]
             )
-            held_rows = take_rows(kernel, index[held])
-            if weights is not None:
-                held_rows = scale_rows(held_rows, weights[held])
-            share = column_sums(held_rows)
+            share = column_sums(take_rows(kernel, index[held]))
             with np.errstate(divide="ignore", invalid="ignore"):
                 mean_u = np.where(mass_u > 0, sum_u / np.where(mass_u > 0, mass_u, 1.0), 0.0)
                 a_k = np.where(mass_lab > 0, share / np.where(mass_lab > 0, mass_lab, 1.0), 0.0)

@@ -180,7 +180,6 @@ _SPECS = (
         (0.0, 4.0, 16.0, 64.0, float("inf")),
         True,
         fit_lace_learned,
-        design_weights=True,
     ),
 )
 
