@@ -161,7 +161,9 @@ def next_items(
         The target half-width (and level) that defines each slice's need.
     method : str, default 'global_cv'
         Method whose standard errors define the need (one that supports design weights); use
-        the same one for the final profile.
+        the same one for the final profile. ``'auto'`` works too, but with unequal
+        probabilities it leaves out its learned candidates, so on some pools uniform labeling
+        with ``auto`` is more precise (docs/results/adaptive.md).
     floor : float, default 0.3
         Share u of the batch spread uniformly; every unlabeled item's probability is at least
         u x batch / |U|.
