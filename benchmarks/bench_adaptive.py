@@ -17,8 +17,12 @@ coverage of the 95% intervals (all grid points, and the worst grid point), the m
 half-width, and the labels uniform labeling needs for the adaptive mean worst-slice half-width
 (uniform runs at batch multipliers 1, 1.25, 1.5, 2, 2.5, interpolated), hence the labels saved.
 
+``--method auto`` replaces every scenario's method by ``auto`` (the default of ``sw.profile``)
+for the planning (``sw.next_items``) and for the final ``sw.profile(..., inclusion='pi')``.
+
 Run from the repository root (single-threaded BLAS, as in the numbers quoted):
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_adaptive [--reps 60]
+[--method auto]
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import argparse
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -157,6 +161,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=60)
     parser.add_argument("--only", default=None, help="run one scenario")
+    parser.add_argument("--method", default=None, help="method for every scenario (e.g. auto)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     lines = [
@@ -168,6 +173,8 @@ def main() -> None:
     for sc in scenarios():
         if args.only and sc.name != args.only:
             continue
+        if args.method:
+            sc = replace(sc, method=args.method)
         start = time.perf_counter()
         adaptive = summarize([one_run(sc, s, "adaptive", sc.batch) for s in range(args.reps)])
         uniform_curve = []
@@ -199,7 +206,7 @@ def main() -> None:
             f"| {sc.name} | {adaptive['labels']:.0f} | {goal:.4f} | {note} | "
             f"{saved:+.0%} | {curve} |"
         )
-        print(f"{sc.name}: {time.perf_counter() - start:.0f} s", flush=True)
+        print(f"{sc.name} ({sc.method}): {time.perf_counter() - start:.0f} s", flush=True)
     print("\n".join(lines))
     print()
     print(

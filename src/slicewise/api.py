@@ -397,7 +397,8 @@ def profile(
         Column of known inclusion probabilities in (0, 1], read on labeled rows: labeled item i
         gets design weight 1 / pi_i (Hajek local means, design variances; see
         :mod:`slicewise.inference.variance`). Supported by the methods marked in
-        ``sw.methods()["inclusion"]``. Without it the labels are taken as a simple random sample
+        ``sw.methods()["inclusion"]``, the default ``auto`` included (its candidates are compared
+        by design-based variances, :mod:`slicewise.inference.cv_variance`). Without it the labels are taken as a simple random sample
         of the pool, and a balance test of the labeled against the pool signal means within
         slices of Z warns (:class:`~slicewise.exceptions.LabelSelectionWarning`) when they are
         not (:mod:`slicewise.inference.balance`).
@@ -468,7 +469,7 @@ def profile(
         func=FUNC,
     )
     if inclusion is not None:
-        check_design_weights(method, inclusion=inclusion, smooth=options.smooth, func=FUNC)
+        check_design_weights(method, inclusion=inclusion, func=FUNC)
         table = read_table(table) if isinstance(table, str | os.PathLike) else table
     items = make_table(
         table,

@@ -166,21 +166,31 @@ def test_missing_inclusion_column_is_named() -> None:
         sw.profile(_frame(), z="level", signals=SIGNALS, label="y", method="naive", inclusion="p")
 
 
-@pytest.mark.parametrize("method", ["auto", "lace_shrunk", "lace_learned", "aug_plugin"])
+@pytest.mark.parametrize("method", ["aug_plugin", "scalar_pred_cv", "local_ppi", "lace_learned"])
 def test_methods_without_design_weights_refuse_inclusion(method: str) -> None:
     with pytest.raises(ValueError, match=f"Method '{method}' of profile does not support known"):
         sw.profile(_frame(), z="level", signals=SIGNALS, label="y", method=method, inclusion="pi")
 
 
-def test_fay_herriot_smoothing_refuses_inclusion() -> None:
-    with pytest.raises(ValueError, match="'smooth' parameter of profile is 'fh'"):
-        sw.profile(
-            _frame(), z="level", signals=SIGNALS, label="y", method="naive", inclusion="pi",
-            smooth="fh",
-        )  # fmt: skip
+@pytest.mark.parametrize("method", ["naive", "lace"])
+def test_fay_herriot_smoothing_takes_equal_probabilities_as_unweighted(method: str) -> None:
+    # smooth='fh' gets the design-based direct variances and the design floor; with equal
+    # probabilities the smoothed profile is the unweighted one
+    frame = _frame(n=40)  # about 8 labels per level: every slice is smoothed
+    frame["pi"] = 0.04
+    common = dict(z="level", signals=SIGNALS, label="y", kind="ordinal", method=method, smooth="fh")
+    plain = sw.profile(frame, **common)  # type: ignore[arg-type]
+    weighted = sw.profile(frame, inclusion="pi", **common)  # type: ignore[arg-type]
+    # the posterior is a numerical integral over sigma_v: rounding-level differences in the
+    # direct variances move it by about 1e-10
+    np.testing.assert_allclose(weighted.estimate, plain.estimate, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(weighted.se, plain.se, rtol=0, atol=1e-8)
+    assert any(weighted.params["smoothed"])
 
 
 def test_methods_table_lists_design_weight_support() -> None:
     table = sw.methods().set_index("method")
-    assert table.loc["lace", "inclusion"]
-    assert not table.loc["auto", "inclusion"]
+    for method in ("lace", "auto", "lace_shrunk"):
+        assert table.loc[method, "inclusion"], method
+    assert not table.loc["aug_plugin", "inclusion"]
+    assert not table.loc["lace_learned", "inclusion"]

@@ -143,6 +143,7 @@ def test_cli_plan_and_next(tmp_path: object, capsys: pytest.CaptureFixture[str])
     path = Path(str(tmp_path))
     rng = np.random.default_rng(2)
     table = _pool(rng, m_per=300)
+    truth = table["y"].copy()
     table.loc[rng.permutation(len(table))[120:], "y"] = np.nan
     table.to_csv(path / "items.csv", index=False)
     common = ["--z", "domain", "--signals", "judge"]
@@ -191,3 +192,11 @@ def test_cli_plan_and_next(tmp_path: object, capsys: pytest.CaptureFixture[str])
     assert len(written) == len(table)
     assert main(["next", str(out), *common, "--label", "y", "--out", str(out)]) == 2
     assert "still unlabeled" in capsys.readouterr().err
+    # label the batch, then profile with the default method (auto) and the design weights
+    written.loc[written["selected"], "y"] = truth[written["selected"]]
+    written.to_csv(out, index=False)
+    status = main(["profile", str(out), *common, "--label", "y", "--inclusion", "pi"])
+    assert status == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("auto profile over domain")
+    assert "Design weights 1 / pi from the inclusion probabilities were used" in printed

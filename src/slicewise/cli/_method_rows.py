@@ -147,7 +147,7 @@ ROWS: tuple[Row, ...] = (
         "-",
         "-",
         True,
-        False,
+        True,
     ),
     (
         "lace_shrunk",
@@ -157,7 +157,7 @@ ROWS: tuple[Row, ...] = (
         "shrinkage",
         "0, 4, 16, 64, inf",
         True,
-        False,
+        True,
     ),
     (
         "lace_learned",

@@ -58,7 +58,7 @@ def add_plan_args(parser: argparse.ArgumentParser) -> None:
         "--inclusion",
         default=None,
         help="inclusion-probability column of the labeled rows (pi, as written by "
-        "slicewise next); needs a method that supports it (global_cv, lace)",
+        "slicewise next); needs a method that supports it (auto, global_cv, lace, ...)",
     )
     parser.add_argument(
         "--r2",

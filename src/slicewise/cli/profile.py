@@ -103,7 +103,7 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
         "--inclusion",
         default=None,
         help="column of known inclusion probabilities of the labeled rows (e.g. pi, written by "
-        "slicewise next); methods naive, lace, global_cv, per_signal_cv, residual_only",
+        "slicewise next); every method marked in `slicewise methods`, the default auto included",
     )
     parser.add_argument(
         "--seed", type=int, default=None, help="seed for cross-fitting methods (default 0)"

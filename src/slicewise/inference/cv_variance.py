@@ -33,6 +33,33 @@ labels, large for two hundred signals and 120 labels. Here every label is adjust
 coefficient fitted without it, so for any fixed fold coefficients each fold's term is a centered
 control variate for the unlabeled items, and :math:`\\widehat V_{cv}(z)` is the variance estimate of this very estimator: what selects the
 candidate also reports its error.
+
+**Design weights.** When the labeled items carry known inclusion probabilities pi_i (Poisson or
+adaptive sampling, :mod:`slicewise.planning.adaptive`), the labels' own part stays the same (the
+labeled items are known exactly), and the unlabeled rest is estimated from the residuals with
+Horvitz-Thompson weights for the items *not* labeled, a_i(z) = k_i(z) (1 / pi_i - 1):
+
+.. math::
+
+    \\hat\\theta_{cf}(z) = \\pi(z) \\bar Y_L(z) + \\{1 - \\pi(z)\\}
+        \\frac{\\sum_L a_i(z)\\, e_i(z)}{\\sum_L a_i(z)} + \\bar c(z)^\\top \\bar X_U(z),
+
+with pi(z), Ybar_L and Xbar_U the unweighted local labeled fraction, labeled mean and unlabeled
+feature mean as above. Since E sum_L a_i e_i = sum_T k_i (1 - pi_i) e_i = E sum_U k_i e_i, the
+residual mean estimates the unlabeled items' one whatever the probabilities (a Hajek ratio: it
+is adjusted to the realized unlabeled mass); with all pi_i equal, a_i is proportional to k_i and
+the estimate is the one above. Its linearization is (1 / sum_T k) sum_T k_i (e_i - mu)(I_i / pi_i -
+1), mu the (1 - pi)-weighted pool mean of e, so its variance is the Poisson design variance of
+:mod:`slicewise.inference.variance` with Hajek weights w_i = (k_i / pi_i) / sum_L k / pi, the
+calibrated finite-population factor 1 - g(z) pi_i (g = sum_L (k / pi) / sum_T k) and the
+residuals centred at their a-weighted mean:
+
+.. math::
+
+    \\widehat V_{cv}(z) = \\frac{1}{1 - \\sum_L w_i^2} \\sum_{i \\in L} \\{1 - g(z) \\pi_i\\}
+        w_i(z)^2 \\{e_i(z) - \\bar e_a(z)\\}^2 ,
+
+which is the formula above when the pi_i are equal (g pi_i is then pi(z)).
 """
 
 from __future__ import annotations
@@ -55,6 +82,49 @@ def dense_weights(kernel: PoolKernel, index: IntArray) -> tuple[FloatArray, Floa
     with np.errstate(divide="ignore", invalid="ignore"):
         weights = np.where(mass > 0, dense / np.where(mass > 0, mass, 1.0), 0.0)
     return np.asarray(weights, dtype=np.float64), mass
+
+
+@dataclass(frozen=True, eq=False)
+class DesignWeights:
+    """Design (1 / pi) weights of a labeled set for the criterion and the cross-fitted estimate.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (n, G)
+        Hajek weights w_i(z) = (k_i / pi_i) / sum_L k / pi (module notes).
+    fpc : ndarray of shape (n, G)
+        Calibrated finite-population factor 1 - g(z) pi_i.
+    residual : ndarray of shape (n, G)
+        Weights of the unlabeled rest's residual mean, proportional to k_i (1 / pi_i - 1) (the
+        Hajek weights where every labeled item of a neighbourhood has pi_i = 1, which then has
+        no unlabeled item that a sampled one stands for).
+    """
+
+    weights: FloatArray
+    fpc: FloatArray
+    residual: FloatArray
+
+
+def design_weights(
+    weights: FloatArray, mass: FloatArray, pi: FloatArray, pool_mass: FloatArray
+) -> DesignWeights:
+    """:class:`DesignWeights` from the unweighted labeled weights and mass of
+    :func:`dense_weights`, the labeled items' inclusion probabilities and the pool kernel mass."""
+    inverse = weights / pi[:, None]
+    total = inverse.sum(axis=0)
+    rest = weights * (1.0 / pi - 1.0)[:, None]
+    rest_total = rest.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        hajek = np.where(total > 0, inverse / np.where(total > 0, total, 1.0), 0.0)
+        residual = np.where(rest_total > 0, rest / np.where(rest_total > 0, rest_total, 1.0), hajek)
+        calibration = np.where(
+            pool_mass > 0, mass * total / np.where(pool_mass > 0, pool_mass, 1), 0
+        )
+    return DesignWeights(
+        weights=np.asarray(hajek, dtype=np.float64),
+        fpc=np.asarray(1.0 - calibration[None, :] * pi[:, None], dtype=np.float64),
+        residual=np.asarray(residual, dtype=np.float64),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,6 +154,8 @@ class CrossValidated:
         fraction: FloatArray,
         y: FloatArray,
         x: FloatArray,
+        *,
+        design: DesignWeights | None = None,
     ) -> FloatArray:
         """The cross-fitted estimate of the pool profile, shape (G,) (module notes).
 
@@ -92,9 +164,12 @@ class CrossValidated:
         of the neighbourhood, whose feature mean is {Xbar_T - pi Xbar_L} / (1 - pi). Every
         residual uses a coefficient fitted without its own label, so there is no overfitting
         bias however many features there are, and a fully labeled neighbourhood gets its exact
-        labeled mean.
+        labeled mean. With ``design`` the residual mean uses its
+        :attr:`~DesignWeights.residual` weights (module notes); ``weights`` and ``fraction``
+        stay the unweighted ones.
         """
-        local = np.einsum("ig,ig->g", weights, self.resid)
+        rest = weights if design is None else design.residual
+        local = np.einsum("ig,ig->g", rest, self.resid)
         ybar = weights.T @ y
         out = fraction * ybar + (1.0 - fraction) * local
         if self.coef.shape[1]:
@@ -115,6 +190,8 @@ def cross_validated(
     x: FloatArray,
     fold: IntArray,
     coefficient: Callable[[IntArray], CoefficientFit],
+    *,
+    design: DesignWeights | None = None,
 ) -> CrossValidated:
     """Out-of-fold residuals, their variance terms and the mean fold coefficient of a candidate.
 
@@ -132,6 +209,10 @@ def cross_validated(
         Fold of every labeled item.
     coefficient : callable
         Maps the positions (into the labeled arrays) of a training subset to its CoefficientFit.
+    design : DesignWeights, optional
+        With known inclusion probabilities: the variance terms are the design-based ones of the
+        module notes (Hajek weights, calibrated finite-population factor, residuals centred at
+        their design mean). None: simple random sampling of L.
 
     Returns
     -------
@@ -145,6 +226,14 @@ def cross_validated(
         coef = coefficient(train).coef  # (G, p)
         resid[test] = y[test, None] - x[test] @ coef.T
         coef_mean += (test.size / y.size) * coef
+    if design is not None:
+        ebar = np.einsum("ig,ig->g", design.residual, resid)
+        w = design.weights
+        sum_w2 = np.einsum("ig,ig->g", w, w)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(sum_w2 < 1.0, design.fpc / (1.0 - sum_w2), np.nan)
+        terms = np.asarray(scale * w**2 * (resid - ebar) ** 2, dtype=np.float64)
+        return CrossValidated(terms=terms, resid=resid, coef=coef_mean)
     ebar = np.einsum("ig,ig->g", weights, resid)
     sum_w2 = np.einsum("ig,ig->g", weights, weights)
     with np.errstate(divide="ignore", invalid="ignore"):

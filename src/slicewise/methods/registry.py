@@ -160,6 +160,7 @@ _SPECS = (
         (),
         True,
         fit_auto,
+        design_weights=True,
     ),
     MethodSpec(
         "lace_shrunk",
@@ -169,6 +170,7 @@ _SPECS = (
         (0.0, 4.0, 16.0, 64.0, float("inf")),
         True,
         fit_lace_shrunk,
+        design_weights=True,
     ),
     MethodSpec(
         "lace_learned",
@@ -285,15 +287,14 @@ def methods(entry_point: EntryPoint | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def check_design_weights(method: str, *, inclusion: str | None, smooth: str, func: str) -> None:
-    """Raise when inclusion probabilities are given to a method that cannot weight by them."""
+def check_design_weights(method: str, *, inclusion: str | None, func: str) -> None:
+    """Raise when inclusion probabilities are given to a method that cannot weight by them.
+
+    Fay-Herriot smoothing (``smooth='fh'``, and ``auto``'s default on disjoint domains) takes
+    the method's design-based direct variances, so it needs no check of its own.
+    """
     if inclusion is None:
         return
-    if smooth == "fh" and method != "auto":
-        raise ValueError(
-            f"The 'smooth' parameter of {func} is 'fh', whose smoothing does not support known "
-            f"inclusion probabilities yet (inclusion={inclusion!r}); pass smooth='none'."
-        )
     if METHODS[method].design_weights:
         return
     supported = [name for name, spec in METHODS.items() if spec.design_weights]

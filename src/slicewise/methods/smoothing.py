@@ -37,14 +37,22 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._typing import FloatArray
+from .._typing import BoolArray, FloatArray
 from ..estimators.predictors import fit_logistic
 from ..estimators.smoothing.bayes import bayes_fit
 from ..estimators.smoothing.guard import PRECISE_LABELS, guard
 from ..estimators.smoothing.linear_mixed import AreaModel
 from ..inference.variance import plus_two_variance
 from ..locality.weights import BlockKernel
-from ..moments.sums import column_sums, iter_blocks, square_column_sums, take_rows, weighted_sums
+from ..moments.sums import (
+    column_sums,
+    iter_blocks,
+    scale_rows,
+    square,
+    square_column_sums,
+    take_rows,
+    weighted_sums,
+)
 from ..results import critical_value
 from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, labeled_sizes
 
@@ -92,16 +100,37 @@ def synthetic_covariate(
 
 
 def _variance_floor(ctx: PoolContext, labeled: LabeledSet, variance: FloatArray) -> FloatArray:
-    """Generalised-variance-function floor (1 - pi_g) s^2 sum_L w_ig^2 (see module notes)."""
+    """Generalised-variance-function floor (1 - pi_g) s^2 sum_L w_ig^2 (see module notes).
+
+    With inclusion probabilities the weights are the design (Hajek) weights and (1 - pi_g)
+    sum_L w^2 is the design factor sum_L (1 - g pi_i) w_i^2 of :mod:`slicewise.inference.variance`.
+    """
     rows = take_rows(ctx.pool_kernel(1.0), labeled.index)
+    pool_mass = ctx.kernel_sums("none", np.zeros((ctx.n_pool, 0))).mass
+    if labeled.pi is not None:
+        design = scale_rows(rows, 1.0 / labeled.pi)
+        mass_d = column_sums(design)
+        squares = square(design)
+        positive = (mass_d > 0) & (pool_mass > 0)
+        scale = np.zeros_like(mass_d)
+        calibration = mass_d[positive] / pool_mass[positive]
+        scale[positive] = (
+            square_column_sums(design)[positive]
+            - calibration * column_sums(scale_rows(squares, labeled.pi))[positive]
+        ) / mass_d[positive] ** 2
+        return _per_item_floor(variance, positive, np.maximum(scale, 0.0))
     mass_l = column_sums(rows)
     sum_w2 = np.zeros_like(mass_l)
     positive = mass_l > 0
     sum_w2[positive] = square_column_sums(rows)[positive] / mass_l[positive] ** 2
     fraction = np.zeros_like(mass_l)
-    pool_mass = ctx.kernel_sums("none", np.zeros((ctx.n_pool, 0))).mass
     fraction[positive] = np.clip(mass_l[positive] / pool_mass[positive], 0.0, 1.0)
     scale = (1.0 - fraction) * sum_w2
+    return _per_item_floor(variance, positive, scale)
+
+
+def _per_item_floor(variance: FloatArray, positive: BoolArray, scale: FloatArray) -> FloatArray:
+    """s^2 x scale with s^2 = sum variance / sum scale over the usable domains."""
     ok = positive & np.isfinite(variance) & (scale > 0)
     if not ok.any():
         return np.full_like(variance, np.nan)

@@ -22,9 +22,10 @@ fitted model and the slices' standard errors, where one label moves it by O(1/n)
 Monte-Carlo test of ``tests/planning`` measures the coverage of the whole protocol.
 
 The final estimate is ``sw.profile(table, ..., inclusion="pi")`` with a method that weights by
-inclusion probabilities (``method='global_cv'`` or ``'lace'``, see ``sw.methods()["inclusion"]``;
-``auto`` does not support them yet): Hajek local means with weights k_i / pi_i and the Poisson
-design variance of :mod:`slicewise.inference.variance`.
+inclusion probabilities (the default ``auto``, ``global_cv``, ``lace``, ...; see
+``sw.methods()["inclusion"]``): local means with design weights k_i / pi_i and the Poisson design
+variance of :mod:`slicewise.inference.variance` (for ``auto``, its cross-validated version in
+:mod:`slicewise.inference.cv_variance`).
 
 **Adaptive probabilities.** p_ib = (m / |U|) {(1 - u) s_i / mean_U(s) + u}, m the batch size, U
 the unlabeled items and u the uniform floor (default 0.3: at least 30% of the batch is spread
@@ -160,7 +161,9 @@ def next_items(
         The target half-width (and level) that defines each slice's need.
     method : str, default 'global_cv'
         Method whose standard errors define the need (one that supports design weights); use
-        the same one for the final profile.
+        the same one for the final profile. ``'auto'`` works too, but with unequal
+        probabilities it leaves out its learned candidates, so on some pools uniform labeling
+        with ``auto`` is more precise (docs/results/adaptive.md).
     floor : float, default 0.3
         Share u of the batch spread uniformly; every unlabeled item's probability is at least
         u x batch / |U|.
