@@ -62,11 +62,9 @@ def domain_interval(
     (:func:`slicewise.inference.variance.plus_two_variance`), as profiles floor theirs
     (:func:`slicewise.inference.variance.degenerate_floor`), so n* is at most n_L + 2. A single
     labeled item has no design variance at all: its (model-based) interval is kept. Where every
-    label of a domain is 1 (0) the interval reaches 1 (0), as the Wilson interval of those labels
-    does: a signal adjustment can put the estimate just inside the boundary, and the Wilson
-    interval of that estimate would then exclude a truth of exactly 1 (measured: PSN-IRT's
-    model_3 answers all 14,042 MMLU items correctly; with 281-1,404 labels, all 1, and the GREG
-    estimate 0.999 or so, it covered 0.53-0.55 over 200 draws).
+    label of a domain is 1 (0) the interval reaches 1 (0) (:func:`interval_bounds`; measured:
+    PSN-IRT's model_3 answers all 14,042 MMLU items correctly; with 281-1,404 labels, all 1, and
+    the GREG estimate 0.999 or so, it covered 0.53-0.55 over 200 draws without this).
     """
     if mixture is not None:
         from .estimators.smoothing.bayes import mixture_interval
@@ -96,9 +94,6 @@ def domain_interval(
             naive_estimate=naive_estimate,
             n_labeled_eff=n_l,
         )
-        labeled = n_l > 0
-        low = np.where(labeled & (naive_estimate == 0.0), np.minimum(low, 0.0), low)
-        high = np.where(labeled & (naive_estimate == 1.0), np.maximum(high, 1.0), high)
     ok = np.isfinite(estimate) & np.isfinite(se)
     return ConfidenceInterval(low=np.where(ok, low, np.nan), high=np.where(ok, high, np.nan))
 

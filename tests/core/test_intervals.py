@@ -16,6 +16,7 @@ from scipy import stats
 import slicewise as sw
 from slicewise.cli import main
 from slicewise.exceptions import SlicewiseWarning
+from slicewise.inference.bounded import effective_size, wilson_interval
 from slicewise.reports.output import write_outputs
 from slicewise.results import normal_interval
 
@@ -317,3 +318,26 @@ def test_default_intervals_cover_per_slice_where_t_intervals_miss() -> None:
     print("default", default.round(3), "t", symmetric.round(3))
     assert symmetric.min() < 0.91
     assert default.min() >= 0.92
+
+
+def test_slice_whose_labels_are_all_one_keeps_one_in_its_interval() -> None:
+    """A slice where the model is always right (truth exactly 1): a signal adjustment puts the
+    estimate just below 1, and the Wilson-type interval of that estimate alone excluded 1 (PSN-IRT
+    model_3 on MMLU: auto's profile covered 0.79-0.81 over 200 draws). The default interval
+    reaches 1 there, as the Wilson interval of the labels does."""
+    rng = np.random.default_rng(4)
+    m = 4000
+    g = rng.integers(0, 3, m)
+    y = np.where(g == 0, 1.0, (rng.random(m) < 0.6).astype(float))
+    frame = pd.DataFrame({"g": g, "s": y + rng.normal(0, 0.5, m), "y": y})
+    below = 0
+    for seed in range(10):
+        res = _profile(_mask(frame, np.random.default_rng(seed), 600), method="global_cv")
+        assert res.naive_estimate[0] == 1.0
+        assert res.ci().high[0] >= 1.0
+        if res.estimate[0] < 1.0:
+            below += 1
+            crit = sw.results.critical_value(res.level, res.df)[0]
+            n_star = effective_size(res.naive_estimate, res.se, res.n_labeled_eff)[0]
+            assert wilson_interval(res.estimate[:1], n_star, crit)[1][0] < 1.0  # the old rule
+    assert below > 0

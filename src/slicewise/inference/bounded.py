@@ -120,5 +120,14 @@ def interval_bounds(
     n_star = effective_size(naive_estimate, se, n_labeled_eff)
     low, _ = wilson_interval(est - bound, n_star, crit)
     _, high = wilson_interval(est + bound, n_star, crit)
-    # a linear adjustment can put the estimate itself outside [0, 1]; its interval still holds it
+    # Where every label is 1 (0) the interval reaches 1 (0), as the Wilson interval of those
+    # labels does: a signal adjustment can put the estimate just inside the boundary, and the
+    # interval of that estimate would exclude a truth of exactly 1 (measured: PSN-IRT model_3
+    # answers all MMLU items correctly; auto's profile covered 0.79-0.81 there over 200 draws,
+    # GREG domain estimates 0.53-0.55). A linear adjustment can also put the estimate itself
+    # outside [0, 1]; its interval still holds it.
+    naive = np.asarray(naive_estimate, dtype=np.float64)
+    labeled = np.asarray(n_labeled_eff, dtype=np.float64) > 0
+    low = np.where(labeled & (naive == 0.0), np.minimum(low, 0.0), low)
+    high = np.where(labeled & (naive == 1.0), np.maximum(high, 1.0), high)
     return np.minimum(low, est), np.maximum(high, est)
