@@ -201,11 +201,11 @@ def _gain_notes(
     if not odd.any():
         return []
     return [
-        f"{int(odd.sum())} grid point(s) have a predicted gain above 1 but se > naive_se "
-        f"(realized_gain = naive_se^2 / se^2 below 1): {_format_points(list(ctx.locality.labels), odd)}. "
-        "The predicted gain 1 / (1 - (1 - pi) R^2) uses the in-sample R^2 of the adjustment; the "
-        "se also carries the small-sample correction for coefficients fitted on the same labels "
-        "and the variance floors, so there the labels-only interval is the shorter one."
+        f"At {int(odd.sum())} grid point(s) the gold-only interval is narrower than this "
+        f"estimate's although the signals looked useful there: "
+        f"{_format_points(list(ctx.locality.labels), odd)}. With this few labels, fitting the "
+        "adjustment costs more precision than the signals give back (columns gain and "
+        "realized_gain give the numbers).",
     ]
 
 

@@ -176,7 +176,7 @@ def test_profile_on_random_labels_says_so_without_warning() -> None:
             frame, z="level", signals=["judge", "other"], label="y", method="naive", kind="ordinal"
         )
     assert res.params["balance"]["alarm"] is False
-    assert res.notes[-1].startswith("Balance check: within slices of Z")
+    assert res.notes[-1].startswith("The gold-labeled items look like a random sample")
 
 
 def test_no_signals_means_no_check() -> None:

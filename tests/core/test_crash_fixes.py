@@ -41,7 +41,7 @@ def test_auto_without_signals_is_naive_with_a_note(z: str, kind: str | None) -> 
     res = sw.profile(frame, z=z, label="y", kind=kind)  # type: ignore[arg-type]
     np.testing.assert_array_equal(res.estimate, res.naive_estimate)
     np.testing.assert_array_equal(res.se, res.naive_se)
-    assert "auto chose naive: no cheap signals were given." in res.notes
+    assert "auto used the gold labels alone: no cheap signals were given." in res.notes
 
 
 def test_fh_smoothing_without_signals_is_a_clear_error() -> None:

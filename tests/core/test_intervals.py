@@ -258,7 +258,7 @@ def test_gain_above_one_with_se_above_naive_is_explained() -> None:
     odd = (res.gain > 1) & (res.se > res.naive_se)
     assert odd.any(), (res.gain, res.se, res.naive_se)
     assert np.all(realized[odd] < 1)
-    explained = [note for note in res.notes if "predicted gain above 1 but se > naive_se" in note]
+    explained = [note for note in res.notes if "the gold-only interval is narrower" in note]
     assert len(explained) == 1
     assert f"{int(odd.sum())} grid point(s)" in explained[0]
 
@@ -268,7 +268,7 @@ def test_no_gain_note_when_gain_and_se_agree() -> None:
     res = _profile(_mask(_edge_pool(9), rng, 1200))
     consistent = ~((res.gain > 1) & (res.se > res.naive_se))
     assert consistent.all()
-    assert not any("predicted gain above 1" in note for note in res.notes)
+    assert not any("the gold-only interval is narrower" in note for note in res.notes)
 
 
 # ------------------------------------------------------- (d) the default interval per slice

@@ -108,7 +108,7 @@ def test_auto_keeps_naive_when_the_signals_are_noise() -> None:
     )
     naive = sw.profile(data, z="g", label="y", kind="categorical", method="naive")
     assert res.params["chosen"] == "naive"
-    assert "auto chose naive" in res.notes[0]
+    assert "auto used the gold labels alone" in res.notes[0]
     np.testing.assert_array_equal(res.estimate, naive.estimate)
 
 
@@ -125,11 +125,11 @@ def test_auto_uses_strong_signals_and_reports_its_choice() -> None:
         rng=0,
     )
     assert res.params["chosen"] != "naive"
-    assert res.notes[0].startswith(f"auto chose {res.params['chosen']}")
+    assert res.notes[0].startswith("auto combined the gold labels with the cheap signals")
     ratios = res.params["cv_variance_ratio"]
     assert ratios[res.params["chosen"]] < 0.98
     if ratios[res.params["chosen"]] > min(ratios.values()):  # one-standard-error rule
-        assert "within one standard error, so the simpler candidate is kept" in res.notes[0]
+        assert "by less than its uncertainty, so the simpler one is kept" in res.notes[0]
     assert np.sum(res.se**2) < 0.8 * np.sum(res.naive_se**2)
 
 

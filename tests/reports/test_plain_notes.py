@@ -7,7 +7,6 @@ import warnings
 from typing import Any
 
 import numpy as np
-import pytest
 from _report_data import frame
 
 import slicewise as sw
@@ -66,11 +65,6 @@ def test_notes_outside_the_estimators_are_plain(many: dict[str, Any]) -> None:
     assert jargon([imputed, *budget.notes, few, gap]) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="notes written in methods/, inference/ and api.py: plain wordings proposed in "
-    "issue 15; remove this mark when they are applied",
-)
 def test_profile_notes_are_plain(results: dict[str, Any]) -> None:
     data = frame()
     res = sw.profile(data, z="subject", signals=["judge"], label="correct", rng=0)

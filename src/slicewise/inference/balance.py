@@ -143,8 +143,9 @@ class BalanceCheck:
                 "inclusion='<column>' to weight by them."
             )
         return (
-            "balance check: within slices of Z the labeled items' signal means match the pool's "
-            f"as expected of a random sample (p = {self.p_value:.2g}; largest differences: {top})."
+            "the gold-labeled items look like a random sample of the pool: within each slice "
+            f"their signal values match the pool's (largest differences: {top}; "
+            f"p = {self.p_value:.2g})."
         )
 
 

@@ -400,11 +400,11 @@ def choose_and_fit(
             (c for c in ratios if c.features != "none"), key=ratios.__getitem__, default=None
         )
         reason = (
-            "no grid point had enough labels, and unlabeled items, to compare candidates"
+            "too few labeled items to compare the cheap signals with the gold labels alone"
             if best is None or runner is None
-            else "no candidate was reliably better than the gold-only mean (its cross-validated "
-            f"variance must be below {NAIVE_MARGIN:g} x naive's by {NAIVE_Z:g} paired standard "
-            f"errors; best: {runner.label} at {ratios[runner]:.3f})"
+            else "the cheap signals did not reliably do better (the best way of using them, "
+            f"{candidate_words(runner.label)}, had {ratios[runner]:.2f} times the gold-only "
+            "variance in cross-validation, not clearly enough below it)"
         )
         fit = fit_naive(ctx, labeled, options)
         if cross_fitted and design is not None and best is not None:
@@ -416,7 +416,7 @@ def choose_and_fit(
         return replace(
             fit,
             params={**params, "chosen": "naive"},
-            notes=(f"{method} chose naive: {reason}.", *_design_note(design)),
+            notes=(f"{method} used the gold labels alone: {reason}.", *_design_note(design)),
         )
     feats = feature_sets[best.features]
     coef, omega = caches[best.features].rule(best)(np.arange(labeled.n))
@@ -436,22 +436,26 @@ def choose_and_fit(
         fit = linear_fit(pool, lab, coef)
     borrowed = omega < 0.5
     lowest = min(ratios, key=ratios.__getitem__)
-    rule = (
-        ""
-        if lowest == best
-        else f"; the lowest, {lowest.label} at {ratios[lowest]:.3f}, is within one standard "
-        "error, so the simpler candidate is kept"
-    )
+    ratio = ratios[best]
     note = (
-        f"{method} chose {best.label}: cross-validated variance {ratios[best]:.3f} x naive{rule}."
+        f"{method} combined the gold labels with {candidate_words(best.label)}. In "
+        f"cross-validation its variance was {ratio:.2f} times the gold-only one, worth about "
+        f"{1.0 / ratio:.1f} times as many gold labels."
+        if ratio > 0
+        else f"{method} combined the gold labels with {candidate_words(best.label)}."
     )
+    if lowest != best:
+        note += (
+            f" A more flexible adjustment did slightly better ({ratios[lowest]:.2f}) but by less "
+            "than its uncertainty, so the simpler one is kept."
+        )
     if cross_fitted:
         note += (
-            " Each label is adjusted with coefficients fitted on the other folds (cross-fitting), "
-            "so the estimate has no overfitting bias and its variance is the cross-validated one."
+            " Each label's adjustment was fitted without that label, so even many signals "
+            "cannot bias the estimate."
         )
     if borrowed.any():
-        note += f" {int(borrowed.sum())} grid point(s) lean on the pooled coefficient (borrowed)."
+        note += f" {int(borrowed.sum())} slice(s) use the shared adjustment (column 'borrowed')."
     return replace(
         fit,
         borrowed=borrowed,
@@ -465,6 +469,29 @@ def choose_and_fit(
         },
         notes=(note, *_design_note(design)),
     )
+
+
+def candidate_words(label: str) -> str:
+    """A candidate of ``auto`` (its :attr:`Candidate.label`, e.g. 'signals: b = 1h, kappa = 64',
+    or 'naive') in plain words, for notes and reports."""
+    if label == "naive":
+        return "the gold labels alone"
+    features, _, rest = label.partition(": ")
+    what = {
+        "signals": "the cheap signals",
+        "learned": "a prediction of the label learned from the signals",
+        "learned+signals": "the cheap signals and a prediction learned from them",
+    }.get(features, features)
+    if rest == "pooled coefficient":
+        how = "with one adjustment shared by the whole axis"
+    elif "kappa" in rest:
+        how = (
+            "with an adjustment that varies along the axis, pulled toward a shared one where "
+            "labels are few"
+        )
+    else:
+        how = rest
+    return f"{what}, {how}" if how else what
 
 
 def _design_note(design: DesignWeights | None) -> tuple[str, ...]:
@@ -667,7 +694,7 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
         from .control_variates import fit_naive
 
         fit = fit_naive(ctx, labeled, options)
-        fit = replace(fit, notes=("auto chose naive: no cheap signals were given.",))
+        fit = replace(fit, notes=("auto used the gold labels alone: no cheap signals were given.",))
         if options.smooth != "none" and disjoint_domains(ctx):
             return smooth_fit(ctx, labeled, fit, options)
         return fit

@@ -55,25 +55,6 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def _candidate_words(name: str) -> str:
-    """A candidate of ``auto`` (e.g. 'signals: b = 1h, kappa = 64') in plain words."""
-    if name == "naive":
-        return "the gold labels alone"
-    features, _, rest = name.partition(": ")
-    what = {
-        "signals": "the cheap signals",
-        "learned": "a prediction of the label learned from the signals",
-        "learned+signals": "the cheap signals and a prediction learned from them",
-    }.get(features, features)
-    if rest == "pooled coefficient":
-        how = "with one adjustment shared by the whole axis"
-    elif "kappa" in rest:
-        how = "with an adjustment that varies along the axis, pulled toward a shared one where labels are few"
-    else:
-        how = rest
-    return f"{what}, {how}" if how else what
-
-
 def method_description(method: str) -> str:
     """The registry's one-line description of a method ('' when unknown)."""
     from ..methods.registry import METHODS
@@ -88,6 +69,8 @@ def explain_choice(result: ProfileResult) -> list[str]:
     out: list[str] = []
     chosen = params.get("chosen")
     if result.method == "auto" and isinstance(chosen, str):
+        from ..methods.borrowing import candidate_words
+
         ratios = params.get("cv_variance_ratio")
         ratio = ratios.get(chosen) if isinstance(ratios, Mapping) else None
         if chosen == "naive":
@@ -96,7 +79,7 @@ def explain_choice(result: ProfileResult) -> list[str]:
                 "cheap signals lowered the variance in cross-validation, so they are not used."
             )
         else:
-            sentence = f"The default method (auto) combined the gold labels with {_candidate_words(chosen)}."
+            sentence = f"The default method (auto) combined the gold labels with {candidate_words(chosen)}."
             if isinstance(ratio, float) and ratio > 0:
                 sentence += (
                     f" In cross-validation its variance was {ratio:.2f} times that of the "
