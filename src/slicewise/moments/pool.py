@@ -34,6 +34,7 @@ from .sums import (
     iter_blocks,
     product_columns,
     square_column_sums,
+    symmetric,
     weighted_products,
     weighted_sums,
 )
@@ -123,26 +124,16 @@ def moments_from_sums(
     mass_b = mass if same else at_b.mass
     mean_b = mean if same else _safe_divide(at_b.first[:, cols], mass_b)
     second = at_h.second if same else at_b.second
-    if cols.size:
-        rows, upper = np.triu_indices(p)
-        full = np.empty((g, p, p))
-        full[:, rows, upper] = second
-        full[:, upper, rows] = second
-        cov = _safe_divide(full[:, cols][:, :, cols], mass_b)
-        cov -= mean_b[:, :, None] * mean_b[:, None, :]
-    else:
-        cov = np.zeros((g, 0, 0))
-    sq_mass = at_h.sq_mass
-    with np.errstate(divide="ignore", invalid="ignore"):
-        n_eff = np.where(sq_mass > 0, mass**2 / np.where(sq_mass > 0, sq_mass, 1.0), 0.0)
-    return PoolMoments(
-        kernel=kernel,
-        kernel_b=kernel_b,
+    products = symmetric(second, p)[:, cols][:, :, cols] if cols.size else np.zeros((g, 0, 0))
+    return PoolMoments.assemble(
+        kernel,
+        kernel_b,
         mass=mass,
+        sq_mass=at_h.sq_mass,
         mass_b=mass_b,
-        n_eff=n_eff,
         mean=mean,
-        cov_b=cov,
+        mean_b=mean_b,
+        second=_safe_divide(products, mass_b),
     )
 
 

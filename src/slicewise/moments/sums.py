@@ -239,15 +239,35 @@ class PoolMoments:
         mean_b = (
             mean if kernel_b is kernel else _safe_divide(weighted_sums(kernel_b, features), mass_b)
         )
-        if p:
-            rows, cols = np.triu_indices(p)
-            second = _safe_divide(weighted_products(kernel_b, features), mass_b)
-            cov = np.empty((mass.size, p, p))
-            cov[:, rows, cols] = second
-            cov[:, cols, rows] = second
-            cov -= mean_b[:, :, None] * mean_b[:, None, :]
-        else:
-            cov = np.zeros((mass.size, 0, 0))
+        upper = _safe_divide(weighted_products(kernel_b, features), mass_b) if p else None
+        return cls.assemble(
+            kernel,
+            kernel_b,
+            mass=mass,
+            sq_mass=sq_mass,
+            mass_b=mass_b,
+            mean=mean,
+            mean_b=mean_b,
+            second=np.zeros((mass.size, 0, 0)) if upper is None else symmetric(upper, p),
+        )
+
+    @classmethod
+    def assemble(
+        cls,
+        kernel: PoolKernel,
+        kernel_b: PoolKernel,
+        *,
+        mass: FloatArray,
+        sq_mass: FloatArray,
+        mass_b: FloatArray,
+        mean: FloatArray,
+        mean_b: FloatArray,
+        second: FloatArray,
+    ) -> PoolMoments:
+        """The moments from the kernel masses (at h: sum w, sum w^2; at b: sum w), the local
+        feature means at h and b, and the local means of the feature products at b (``second``,
+        shape (G, p, p)): cov_b = second - mean_b mean_b' and Kish's n_eff = mass^2 / sum w^2."""
+        cov = second - mean_b[:, :, None] * mean_b[:, None, :]
         with np.errstate(divide="ignore", invalid="ignore"):
             n_eff = np.where(sq_mass > 0, mass**2 / np.where(sq_mass > 0, sq_mass, 1.0), 0.0)
         return cls(
@@ -259,6 +279,16 @@ class PoolMoments:
             mean=mean,
             cov_b=cov,
         )
+
+
+def symmetric(upper: FloatArray, p: int) -> FloatArray:
+    """The (G, p, p) symmetric matrices whose upper triangles (``np.triu_indices(p)`` order, as
+    :func:`product_columns` lays out the products) are the rows of ``upper`` (G, p(p + 1)/2)."""
+    rows, cols = np.triu_indices(p)
+    full = np.empty((upper.shape[0], p, p))
+    full[:, rows, cols] = upper
+    full[:, cols, rows] = upper
+    return full
 
 
 @dataclass(frozen=True, eq=False)
