@@ -21,10 +21,11 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from slicewise.api import build_context
 from slicewise.data.table import make_table
-from slicewise.methods.base import LabeledSet, MethodOptions
+from slicewise.methods.base import LabeledSet
+from slicewise.methods.options import MethodOptions
 from slicewise.methods.registry import METHODS
+from slicewise.methods.run import build_context
 from slicewise.studies.simulations import specialist
 
 SIZES = ((500, 200), (100_000, 2_000))

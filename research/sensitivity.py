@@ -31,11 +31,12 @@ from threadpoolctl import threadpool_limits
 
 from slicewise._typing import TARGETS, FloatArray, Target
 from slicewise._validation import check_choice, check_level, check_positive_int, check_rng
-from slicewise.api import build_context, check_method_needs, make_options
 from slicewise.data.folds import balanced_folds
 from slicewise.data.table import ItemTable, make_table
-from slicewise.methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext
+from slicewise.methods.base import LabeledSet, MethodFit, PoolContext
+from slicewise.methods.options import MethodOptions
 from slicewise.methods.registry import METHODS
+from slicewise.methods.run import build_context, check_method_needs
 from slicewise.selection.cv import MIN_PER_FOLD, fold_scores
 from slicewise.studies.engine import (
     CellSpec,
@@ -290,7 +291,7 @@ def _stress_cell(args: tuple[CellSpec, dict[str, Any]]) -> dict[tuple[float, flo
     generator: np.random.Generator = kw["rng"]
     ridges: tuple[float, ...] = kw["ridges"]
     scales: tuple[float, ...] = kw["scales"]
-    options = make_options(rng=generator, func="stress_grid")
+    options = MethodOptions(rng=generator, func="stress_grid")
     items = _items(spec, "stress_grid")
     _, budgets, reps = _check_study_args(("lace",), kw["budgets"], kw["reps"], items.n_pool)
     base = build_context(items, grid=spec.grid, bandwidth=spec.bandwidth, primary=spec.primary)
@@ -519,7 +520,7 @@ def _cv_cell(args: tuple[CellSpec, dict[str, Any]]) -> CellStudy:
     spec, kw = args
     func = "cv_study"
     generator: np.random.Generator = kw["rng"]
-    options = make_options(rng=generator, func=func)
+    options = MethodOptions(rng=generator, func=func)
     items = _items(spec, func)
     names, budgets, reps = _check_study_args(kw["methods"], kw["budgets"], kw["reps"], items.n_pool)
     folds: int = kw["folds"]

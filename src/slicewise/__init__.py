@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .datasets import load_demo
     from .deploy import DeploymentScore, deployment_score, read_deploy
     from .domains import domains, sample, validate
-    from .exceptions import LabelSelectionWarning
+    from .exceptions import InvalidParameterError, LabelSelectionWarning
     from .gaps import ModelRanking, UnpairedLabelsWarning, gap, rank_models
     from .methods.registry import methods
     from .models import ModelProfiles, profile_models
@@ -43,6 +43,7 @@ _EXPORTS: dict[str, str] = {
     "DeploymentScore": ".deploy",
     "DesignSample": ".data.designs",
     "DomainResult": ".results_domain",
+    "InvalidParameterError": ".exceptions",
     "ItemTable": ".data.table",
     "LabelSelectionWarning": ".exceptions",
     "ModelProfiles": ".models",
@@ -79,6 +80,7 @@ __all__ = [
     "DeploymentScore",
     "DesignSample",
     "DomainResult",
+    "InvalidParameterError",
     "ItemTable",
     "LabelSelectionWarning",
     "ModelProfiles",

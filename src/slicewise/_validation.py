@@ -12,6 +12,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from ._typing import TARGETS, Target
+
 T = TypeVar("T", bound=str)
 
 
@@ -38,6 +40,11 @@ def check_level(level: object, *, func: str, name: str = "level") -> float:
             f"The '{name}' parameter of {func} must be a float in (0, 1). Got {level!r} instead."
         )
     return value
+
+
+def check_common(level: object, target: object, *, func: str) -> tuple[float, Target]:
+    """Validate ``level`` and ``target`` (every estimating function takes both)."""
+    return check_level(level, func=func), check_choice(target, TARGETS, name="target", func=func)
 
 
 def check_nonnegative(value: object, *, name: str, func: str, strict: bool = False) -> float:

@@ -1,294 +1,29 @@
-"""The public entry point :func:`profile`: validate once, build the pool context, fit, wrap."""
+"""The public entry point :func:`profile`: validate the input once, build the problem, run it
+(:func:`slicewise.methods.run.run`)."""
 
 from __future__ import annotations
 
-import math
 import os
-import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._typing import TARGETS, FloatArray, Kind, Target
-from ._validation import (
-    check_choice,
-    check_level,
-    check_nonnegative,
-    check_positive_int,
-    check_rng,
-    check_scale,
-)
+from ._validation import check_choice, check_level
 from .data.files import read_table
 from .data.inclusion import read_inclusion
-from .data.table import ItemTable, MissingRule, make_table
-from .estimators.learned import LEARNERS
-from .exceptions import (
-    ConstantSignalWarning,
-    EmptyNeighbourhoodWarning,
-    FullyLabeledWarning,
-    SparseNeighbourhoodWarning,
-)
+from .data.table import MissingRule, make_table
 from .inference.balance import balance_notes
-from .locality.weights import make_locality
-from .methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext, labeled_sizes
+from .methods.base import LabeledSet
+from .methods.options import DEFAULTS, MethodOptions
 from .methods.registry import METHODS, check_design_weights
-from .methods.smoothing import smooth_fit
+from .methods.run import Problem, build_context, pool_notes, run
 from .results import ProfileResult
 from .sources import is_pool_source
 
 FUNC = "profile"
-SMOOTHING = ("auto", "fh", "none")
-
-
-def _format_points(labels: Sequence[object], mask: np.ndarray) -> str:
-    points = [labels[int(i)] for i in np.flatnonzero(mask)]
-    shown = ", ".join(f"{p:.4g}" if isinstance(p, float) else str(p) for p in points[:8])
-    return shown + (f", ... ({len(points)} in all)" if len(points) > 8 else "")
-
-
-def check_method_needs(ctx: PoolContext, method: str, options: MethodOptions) -> None:
-    """Raise a clear error when the table or options lack what ``method`` needs."""
-    spec = METHODS[method]
-    if "signals" in spec.needs and ctx.features.shape[1] == 0:
-        raise ValueError(
-            f"Method {method!r} needs at least one cheap signal; pass signals=[...] (got none)."
-        )
-    if "primary" in spec.needs and ctx.primary is None:
-        raise ValueError(
-            f"Method {method!r} needs the primary judge signal: pass primary='<column>' naming "
-            f"one of the signals {list(ctx.table.signal_names)}."
-        )
-    if "coef" in spec.needs and options.coef is None:
-        raise ValueError(
-            f"Method {method!r} needs a supplied coefficient: pass coef= (shape (G, K) in raw "
-            "signal units, or a function of the grid point)."
-        )
-    if ctx.locality.kind == "categorical" and options.nuisance_scale not in (1.0, np.inf):
-        raise ValueError(
-            "The 'nuisance_scale' parameter must be 1 (within-category coefficients) or inf (one "
-            f"pooled coefficient) for a categorical profile. Got {options.nuisance_scale!r} instead."
-        )
-    if "continuous" in spec.needs and ctx.locality.kind == "categorical":
-        raise ValueError(
-            f"Method {method!r} needs an ordered profile (continuous or ordinal Z); the profile "
-            "is categorical."
-        )
-    if options.smooth == "fh" and method != "auto" and ctx.features.shape[1] == 0:
-        raise ValueError(
-            "The 'smooth' parameter is 'fh', whose synthetic regression across domains is fitted "
-            "on the cheap signals, but no signals were given; pass signals=[...] or "
-            "smooth='none'."
-        )
-
-
-def build_context(
-    table: ItemTable,
-    *,
-    grid: Any = None,
-    bandwidth: Any = None,
-    primary: str | None = None,
-) -> PoolContext:
-    """Locality, standardised signals and caches for a validated table."""
-    locality = make_locality(table, grid=grid, bandwidth=bandwidth)
-    primary_index = None
-    if primary is not None:
-        if primary not in table.signal_names:
-            raise ValueError(
-                f"The 'primary' parameter of {FUNC} must name one of the signals "
-                f"{list(table.signal_names)}. Got {primary!r} instead."
-            )
-        primary_index = table.signal_names.index(primary)
-    return PoolContext.build(table, locality, primary=primary_index)
-
-
-def fit_with_warnings(
-    ctx: PoolContext, labeled: LabeledSet, method: str, options: MethodOptions, target: Target
-) -> tuple[MethodFit, MethodFit, list[str]]:
-    """Fit ``method`` and naive on one labeled set; warn once about empty or sparse points.
-
-    ``auto`` without signals is naive (its note says so): there is nothing to borrow from, and
-    the smoothing of disjoint domains needs the signals for its synthetic regression.
-    """
-    if method == "auto" and ctx.features.shape[1] == 0 and options.smooth != "none":
-        options = replace(options, smooth="none")
-    # the method first: its pass over the pool also gives the kernel masses that naive needs
-    fit = METHODS[method].fit(ctx, labeled, options)
-    naive = fit if method == "naive" else METHODS["naive"].fit(ctx, labeled, options)
-    notes = list(fit.notes)
-    labels = list(ctx.locality.labels)
-    empty = ~np.isfinite(naive.estimate)
-    if empty.any():
-        message = (
-            f"{int(empty.sum())} grid point(s) have no labeled weight, so their estimate is NaN: "
-            f"{_format_points(labels, empty)}."
-        )
-        warnings.warn(message, EmptyNeighbourhoodWarning, stacklevel=3)
-        notes.append(message)
-    outside = np.isfinite(fit.estimate) & ((fit.estimate < 0.0) | (fit.estimate > 1.0))
-    if outside.any():
-        notes.append(
-            f"{int(outside.sum())} grid point(s) have estimates outside [0, 1]: "
-            f"{_format_points(labels, outside)}. The adjustment by the signals is linear and is "
-            "not clipped; with more labels there such estimates move back inside."
-        )
-    variance = fit.var_pool if target == "pool" else fit.var_population
-    sparse = np.isfinite(fit.estimate) & ~np.isfinite(variance) & METHODS[method].variance
-    if sparse.any():
-        message = (
-            f"{int(sparse.sum())} grid point(s) have too few labeled items for a variance "
-            f"estimate, so their se is NaN: {_format_points(labels, sparse)}."
-        )
-        warnings.warn(message, SparseNeighbourhoodWarning, stacklevel=3)
-        notes.append(message)
-    return fit, naive, notes
-
-
-def wrap_result(
-    ctx: PoolContext,
-    labeled: LabeledSet,
-    fit: MethodFit,
-    naive: MethodFit,
-    *,
-    method: str,
-    target: Target,
-    level: float,
-    params: dict[str, Any],
-    notes: Sequence[str],
-) -> ProfileResult:
-    """Assemble the frozen result from a method fit and the naive fit on the same labels."""
-    pool = ctx.moments("none", np.zeros((ctx.n_pool, 0)))
-    variance = fit.var_pool if target == "pool" else fit.var_population
-    naive_var = naive.var_pool if target == "pool" else naive.var_population
-    n_lab_eff, labeled_mass = labeled_sizes(ctx, labeled)
-    z_names = ctx.table.z_names
-    return ProfileResult(
-        z=ctx.locality.labels,
-        estimate=fit.estimate,
-        se=np.sqrt(variance),
-        method=method,
-        target=target,
-        level=level,
-        naive_estimate=naive.estimate,
-        naive_se=np.sqrt(naive_var),
-        n_labeled_eff=n_lab_eff,
-        n_pool_eff=pool.n_eff,
-        labeled_mass=labeled_mass,
-        r2=fit.r2,
-        gain=fit.gain,
-        n_equivalent=n_lab_eff * fit.gain,
-        borrowed=fit.borrowed,
-        z_names=z_names,
-        kind=ctx.locality.kind,
-        n_labeled=labeled.n,
-        n_pool=ctx.n_pool,
-        params={**params, **fit.params},
-        notes=(*notes, *_gain_notes(ctx, fit.gain, variance, naive_var)),
-        df=fit.df,
-        bias_bound=fit.bias_bound,
-        unit_labels=bool(np.all((labeled.y >= 0.0) & (labeled.y <= 1.0))),
-    )
-
-
-def _gain_notes(
-    ctx: PoolContext, gain: FloatArray, variance: FloatArray, naive_var: FloatArray
-) -> list[str]:
-    """Say where the predicted gain is above 1 but the reported se exceeds naive_se."""
-    with np.errstate(invalid="ignore"):
-        odd = np.isfinite(variance) & np.isfinite(naive_var) & (gain > 1.0) & (variance > naive_var)
-    if not odd.any():
-        return []
-    return [
-        f"At {int(odd.sum())} grid point(s) the gold-only interval is narrower than this "
-        f"estimate's although the signals looked useful there: "
-        f"{_format_points(list(ctx.locality.labels), odd)}. With this few labels, fitting the "
-        "adjustment costs more precision than the signals give back (columns gain and "
-        "realized_gain give the numbers).",
-    ]
-
-
-def _check_shrinkage(value: object, func: str) -> float:
-    if isinstance(value, int | float) and (value >= 0 or math.isinf(value)) and value == value:
-        return float(value)
-    raise ValueError(
-        f"The 'shrinkage' parameter of {func} must be a float >= 0 (inf pools the coefficient). "
-        f"Got {value!r} instead."
-    )
-
-
-def make_options(
-    *,
-    ridge: float = 0.3,
-    nuisance_scale: float = 1.0,
-    coef: FloatArray | Callable[[Any], Any] | None = None,
-    C: float = 1.0,
-    strata: int = 5,
-    ppci_multiplier: float = 1.0,
-    ppi_bandwidth_scale: float = 1.0,
-    shrinkage: float | None = None,
-    learner: str = "logistic",
-    folds: int = 5,
-    smooth: str = "auto",
-    rng: int | np.random.Generator | None = None,
-    func: str = FUNC,
-) -> MethodOptions:
-    """Validate every method option once (see :func:`profile` for their meaning)."""
-    return MethodOptions(
-        ridge=check_nonnegative(ridge, name="ridge", func=func),
-        nuisance_scale=check_scale(nuisance_scale, func=func),
-        coef=coef,
-        logistic_c=check_nonnegative(C, name="C", func=func, strict=True),
-        ppci_multiplier=check_nonnegative(
-            ppci_multiplier, name="ppci_multiplier", func=func, strict=True
-        ),
-        strata=check_positive_int(strata, name="strata", func=func),
-        ppi_bandwidth_scale=check_nonnegative(
-            ppi_bandwidth_scale, name="ppi_bandwidth_scale", func=func, strict=True
-        ),
-        shrinkage=None if shrinkage is None else _check_shrinkage(shrinkage, func),
-        learner=check_choice(learner, LEARNERS, name="learner", func=func),
-        folds=check_positive_int(folds, name="folds", func=func, minimum=2),
-        smooth=check_choice(smooth, SMOOTHING, name="smooth", func=func),
-        rng=check_rng(rng, func=func, reproducible=True),
-    )
-
-
-def _sentence(prefix: str, text: str) -> str:
-    """``prefix + text``, or ``text`` capitalised when there is no prefix."""
-    return prefix + text if prefix else text[:1].upper() + text[1:]
-
-
-def pool_notes(
-    table: ItemTable, labeled: LabeledSet, method: str, *, prefix: str, stacklevel: int
-) -> list[str]:
-    """The table's own notes (imputed signals); warn (once each) about constant signals and a
-    fully labeled pool. Returns the messages.
-
-    ``prefix`` names the model or pair the table belongs to (empty for a single profile).
-    """
-    notes: list[str] = [_sentence(prefix, note) for note in table.notes]
-    if method == "naive":
-        return notes
-    sd = table.signals.std(axis=0) if table.signals.shape[1] else np.zeros(0)
-    constant = [n for n, s in zip(table.signal_names, sd, strict=True) if s == 0]
-    if constant:
-        message = _sentence(
-            prefix,
-            f"signal column(s) {constant} are constant over the pool and carry no information.",
-        )
-        warnings.warn(message, ConstantSignalWarning, stacklevel=stacklevel)
-        notes.append(message)
-    if labeled.n == table.n_pool:
-        message = _sentence(
-            prefix,
-            f"every one of the {table.n_pool} items is labeled, so the cheap signals cannot add "
-            f"information: {method} reduces to the naive local mean there.",
-        )
-        warnings.warn(message, FullyLabeledWarning, stacklevel=stacklevel)
-        notes.append(message)
-    return notes
 
 
 def profile(
@@ -301,18 +36,18 @@ def profile(
     method: str = "auto",
     grid: int | Sequence[Any] | FloatArray | None = None,
     bandwidth: float | Sequence[float] | None = None,
-    nuisance_scale: float = 1.0,
-    ridge: float = 0.3,
+    nuisance_scale: float = DEFAULTS.nuisance_scale,
+    ridge: float = DEFAULTS.ridge,
     primary: str | None = None,
     coef: FloatArray | Callable[[Any], Any] | None = None,
-    C: float = 1.0,
-    strata: int = 5,
-    ppci_multiplier: float = 1.0,
-    ppi_bandwidth_scale: float = 1.0,
+    C: float = DEFAULTS.C,
+    strata: int = DEFAULTS.strata,
+    ppci_multiplier: float = DEFAULTS.ppci_multiplier,
+    ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
     shrinkage: float | None = None,
-    learner: str = "logistic",
-    folds: int = 5,
-    smooth: str = "auto",
+    learner: str = DEFAULTS.learner,
+    folds: int = DEFAULTS.folds,
+    smooth: str = DEFAULTS.smooth,
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
@@ -453,21 +188,7 @@ def profile(
     method = check_choice(method, tuple(METHODS), name="method", func=FUNC)
     target = check_choice(target, TARGETS, name="target", func=FUNC)
     level = check_level(level, func=FUNC)
-    options = make_options(
-        ridge=ridge,
-        nuisance_scale=nuisance_scale,
-        coef=coef,
-        C=C,
-        strata=strata,
-        ppci_multiplier=ppci_multiplier,
-        ppi_bandwidth_scale=ppi_bandwidth_scale,
-        shrinkage=shrinkage,
-        learner=learner,
-        folds=folds,
-        smooth=smooth,
-        rng=rng,
-        func=FUNC,
-    )
+    options = MethodOptions.from_arguments(locals(), func=FUNC)
     if inclusion is not None:
         check_design_weights(method, inclusion=inclusion, func=FUNC)
         table = read_table(table) if isinstance(table, str | os.PathLike) else table
@@ -483,8 +204,6 @@ def profile(
         func=FUNC,
     )
     ctx = build_context(items, grid=grid, bandwidth=bandwidth, primary=primary)
-    check_method_needs(ctx, method, options)
-
     labeled = LabeledSet.from_table(items)
     if inclusion is not None:
         rows = items.input_rows(labeled.index)
@@ -492,24 +211,7 @@ def profile(
         labeled = LabeledSet(index=labeled.index, y=labeled.y, pi=pi)
     notes = pool_notes(items, labeled, method, prefix="", stacklevel=3)
     balance, balance_params = balance_notes(items, items.labeled, inclusion=inclusion)
-    fit, naive, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
-    if options.smooth == "fh" and method != "auto":
-        smoothed = smooth_fit(ctx, labeled, fit, options)
-        fit_notes = [*fit_notes, *smoothed.notes[len(fit.notes) :]]
-        fit = smoothed
-    params: dict[str, Any] = {
-        "bandwidth": ctx.locality.bandwidth.tolist(),
-        "kind": ctx.locality.kind,
-        **balance_params,
-    }
-    return wrap_result(
-        ctx,
-        labeled,
-        fit,
-        naive,
-        method=method,
-        target=target,
-        level=level,
-        params=params,
-        notes=[*notes, *fit_notes, *balance],
+    problem = Problem(
+        ctx, labeled, notes=tuple(notes), checks=tuple(balance), params=balance_params
     )
+    return run(problem, method, options, level=level, target=target)

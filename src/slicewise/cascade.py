@@ -16,9 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._runner import check_common
 from ._typing import FloatArray, IntArray, Kind, Target
-from .api import build_context, fit_with_warnings, make_options, pool_notes, wrap_result
+from ._validation import check_common
 from .data.files import read_table
 from .data.table import make_table
 from .estimators.cascade import CascadeMoments, cascade_estimate, rater_r2
@@ -26,6 +25,8 @@ from .estimators.control_variate import CoefficientFit
 from .exceptions import SparseNeighbourhoodWarning
 from .inference.cascade_variance import break_even, cascade_variance
 from .methods.base import LabeledSet, MethodFit, standardize
+from .methods.options import DEFAULTS, MethodOptions
+from .methods.run import build_context, fit_with_warnings, pool_notes, wrap_result
 from .results import ProfileResult
 
 FUNC = "cascade"
@@ -114,8 +115,8 @@ def cascade(
     kind: Kind | None = None,
     grid: int | Sequence[Any] | FloatArray | None = None,
     bandwidth: float | Sequence[float] | None = None,
-    nuisance_scale: float = 1.0,
-    ridge: float = 0.3,
+    nuisance_scale: float = DEFAULTS.nuisance_scale,
+    ridge: float = DEFAULTS.ridge,
     coef: tuple[Any, Any] | None = None,
     level: float = 0.95,
     target: Target = "pool",
@@ -188,7 +189,7 @@ def cascade(
     True
     """
     level, target = check_common(level, target, func=FUNC)
-    options = make_options(func=FUNC, ridge=ridge, nuisance_scale=nuisance_scale)
+    options = MethodOptions(func=FUNC, ridge=ridge, nuisance_scale=nuisance_scale)
     frame = read_table(table) if isinstance(table, str | os.PathLike) else table
     items = make_table(frame, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
     reserved = [*items.z_names, *items.signal_names, items.label_name]

@@ -47,17 +47,17 @@ import numpy as np
 import pandas as pd
 
 from ._linear import scaled_influence
-from ._runner import check_common
 from ._typing import FloatArray, IntArray, Kind, ObjectArray, Target
-from ._validation import check_choice, check_level
-from .api import build_context, check_method_needs, fit_with_warnings, make_options, pool_notes
+from ._validation import check_choice, check_common, check_level
 from .data.files import read_table
 from .data.table import make_table
 from .estimators.control_variate import CoefficientFit, ridge_coefficient
 from .estimators.density_ratio import kde_density_ratio
 from .inference.influence import dense_rows
-from .methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
+from .methods.base import LabeledSet, MethodFit, PoolContext, linear_fit
 from .methods.control_variates import LINEAR_METHODS, LinearMethod, linear_pieces
+from .methods.options import DEFAULTS, MethodOptions
+from .methods.run import build_context, check_method_needs, fit_with_warnings, pool_notes
 from .moments.sums import LabeledMoments, PoolMoments
 from .results import ConfidenceInterval, normal_interval
 
@@ -392,8 +392,8 @@ def deployment_score(
     method: LinearMethod = "lace",
     grid: int | Sequence[Any] | FloatArray | None = None,
     bandwidth: float | Sequence[float] | None = None,
-    nuisance_scale: float = 1.0,
-    ridge: float = 0.3,
+    nuisance_scale: float = DEFAULTS.nuisance_scale,
+    ridge: float = DEFAULTS.ridge,
     ratio_bandwidth: float | Sequence[float] | None = None,
     level: float = 0.95,
     target: Target = "pool",
@@ -468,7 +468,7 @@ def deployment_score(
     """
     method = check_choice(method, LINEAR_METHODS, name="method", func=FUNC)
     level, target = check_common(level, target, func=FUNC)
-    options = make_options(func=FUNC, ridge=ridge, nuisance_scale=nuisance_scale)
+    options = MethodOptions(func=FUNC, ridge=ridge, nuisance_scale=nuisance_scale)
     items = make_table(table, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
     ctx = build_context(items, grid=grid, bandwidth=bandwidth)
     check_method_needs(ctx, method, options)

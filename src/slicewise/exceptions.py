@@ -1,11 +1,21 @@
-"""Typed warnings, so users can filter exactly what they mean to silence.
+"""Typed warnings, so users can filter exactly what they mean to silence, and the error of an
+invalid parameter.
 
-Errors on bad input are plain :class:`ValueError` (or :class:`TypeError` for a wrong type), raised
-once at the public boundary with the parameter or column named, the rule stated and the offending
-value or count echoed.
+Errors on bad input are raised once at the public boundary with the parameter or column named, the
+rule stated and the offending value or count echoed: :class:`InvalidParameterError` for a
+declared tuning option (:mod:`slicewise.methods.options`), :class:`ValueError` (or
+:class:`TypeError` for a wrong type) for the rest.
 """
 
 from __future__ import annotations
+
+
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter of a public function breaks its declared constraint.
+
+    A subclass of both ValueError and TypeError (as scikit-learn's), so code that catches either
+    keeps working.
+    """
 
 
 class SlicewiseWarning(UserWarning):

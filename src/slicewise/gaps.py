@@ -38,10 +38,8 @@ import numpy as np
 import pandas as pd
 
 from ._linear import scaled_influence
-from ._runner import check_common, fit_profile
 from ._typing import FloatArray, Kind, ObjectArray, Target
-from ._validation import check_choice, check_level, check_positive_int, check_rng
-from .api import check_method_needs, fit_with_warnings, make_options, pool_notes
+from ._validation import check_choice, check_common, check_level, check_positive_int, check_rng
 from .data.pairs import PAIRED_SIGNALS, PairData, PairedSignals, common_items, labeled_for_all
 from .data.pairs import pair_data as make_pair
 from .data.panel import LabelSpec, SignalSpec, make_panel
@@ -51,7 +49,9 @@ from .inference.simultaneous import clean_df, min_p_draws, per_interval_level, t
 from .locality.weights import make_locality
 from .methods.base import LabeledSet, MethodFit, PoolContext
 from .methods.control_variates import LINEAR_METHODS, LinearMethod, linear_pieces
+from .methods.options import DEFAULTS, MethodOptions
 from .methods.registry import METHODS
+from .methods.run import Problem, check_method_needs, fit_with_warnings, pool_notes, run
 from .results import ConfidenceInterval, ProfileResult, normal_interval
 
 Correction = Literal["maxt", "bonferroni"]
@@ -136,12 +136,12 @@ def gap(
     paired_signals: PairedSignals = "both",
     grid: int | Sequence[Any] | FloatArray | None = None,
     bandwidth: float | Sequence[float] | None = None,
-    nuisance_scale: float = 1.0,
-    ridge: float = 0.3,
-    C: float = 1.0,
-    strata: int = 5,
-    ppci_multiplier: float = 1.0,
-    ppi_bandwidth_scale: float = 1.0,
+    nuisance_scale: float = DEFAULTS.nuisance_scale,
+    ridge: float = DEFAULTS.ridge,
+    C: float = DEFAULTS.C,
+    strata: int = DEFAULTS.strata,
+    ppci_multiplier: float = DEFAULTS.ppci_multiplier,
+    ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
     level: float = 0.95,
     target: Target = "pool",
     rng: int | np.random.Generator | None = None,
@@ -219,16 +219,7 @@ def gap(
     method = check_choice(method, tuple(METHODS), name="method", func=func)
     paired_signals = check_choice(paired_signals, PAIRED_SIGNALS, name="paired_signals", func=func)
     level, target = check_common(level, target, func=func)
-    options = make_options(
-        func=func,
-        ridge=ridge,
-        nuisance_scale=nuisance_scale,
-        C=C,
-        strata=strata,
-        ppci_multiplier=ppci_multiplier,
-        ppi_bandwidth_scale=ppi_bandwidth_scale,
-        rng=check_rng(rng, func=func, reproducible=True),
-    )
+    options = MethodOptions.from_arguments(locals(), func=func)
     panel = make_panel(
         table,
         z=z,
@@ -259,19 +250,8 @@ def gap(
         "n_only_a": pair.n_only_a,
         "n_only_b": pair.n_only_b,
     }
-    result = fit_profile(
-        ctx,
-        labeled,
-        method=method,
-        options=options,
-        target=target,
-        level=level,
-        params=params,
-        notes=notes,
-        prefix=prefix,
-        stacklevel=3,
-    )
-    return to_gap_scale(result)
+    problem = Problem(ctx, labeled, notes=tuple(notes), params=params, prefix=prefix)
+    return to_gap_scale(run(problem, method, options, level=level, target=target))
 
 
 @dataclass(frozen=True, eq=False)
@@ -463,8 +443,8 @@ def rank_models(
     paired_signals: PairedSignals = "both",
     grid: int | Sequence[Any] | FloatArray | None = None,
     bandwidth: float | Sequence[float] | None = None,
-    nuisance_scale: float = 1.0,
-    ridge: float = 0.3,
+    nuisance_scale: float = DEFAULTS.nuisance_scale,
+    ridge: float = DEFAULTS.ridge,
     correction: Correction = "maxt",
     n_draws: int = 10_000,
     level: float = 0.95,
@@ -542,7 +522,7 @@ def rank_models(
     n_draws = check_positive_int(n_draws, name="n_draws", func=func, minimum=100)
     level, target = check_common(level, target, func=func)
     generator = check_rng(rng, func=func, reproducible=True)
-    options = make_options(func=func, ridge=ridge, nuisance_scale=nuisance_scale)
+    options = MethodOptions(func=func, ridge=ridge, nuisance_scale=nuisance_scale)
     panel = make_panel(
         table,
         z=z,

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._runner import check_common, fit_profile
 from ._typing import FloatArray, KernelMatrix, Kind, ObjectArray, Target
-from ._validation import check_choice, check_level, check_rng
-from .api import check_method_needs, make_options, pool_notes
+from ._validation import check_choice, check_common, check_level, check_rng
 from .data.panel import LabelSpec, ModelPanel, SignalSpec, make_panel
 from .data.table import MissingRule
 from .locality.weights import Locality, make_locality
-from .methods.base import LabeledSet, MethodOptions, PoolContext
+from .methods.base import LabeledSet, PoolContext
+from .methods.options import DEFAULTS, MethodOptions
 from .methods.registry import METHODS
+from .methods.run import Problem, pool_notes, run
 from .moments.sums import take_rows
 from .results import ConfidenceInterval, ProfileResult
 
@@ -278,14 +278,18 @@ def profile_models(
     method: str = "auto",
     grid: int | Sequence[Any] | FloatArray | None = None,
     bandwidth: float | Sequence[float] | None = None,
-    nuisance_scale: float = 1.0,
-    ridge: float = 0.3,
+    nuisance_scale: float = DEFAULTS.nuisance_scale,
+    ridge: float = DEFAULTS.ridge,
     primary: str | Mapping[str, str] | None = None,
     coef: FloatArray | Callable[[Any], Any] | None = None,
-    C: float = 1.0,
-    strata: int = 5,
-    ppci_multiplier: float = 1.0,
-    ppi_bandwidth_scale: float = 1.0,
+    C: float = DEFAULTS.C,
+    strata: int = DEFAULTS.strata,
+    ppci_multiplier: float = DEFAULTS.ppci_multiplier,
+    ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
+    shrinkage: float | None = None,
+    learner: str = DEFAULTS.learner,
+    folds: int = DEFAULTS.folds,
+    smooth: str = DEFAULTS.smooth,
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
@@ -312,7 +316,7 @@ def profile_models(
     models : list of str, optional
         Models to profile, in this order (default: all, in order of appearance).
     kind, method, grid, bandwidth, nuisance_scale, ridge, coef, C, strata, ppci_multiplier,
-    ppi_bandwidth_scale, level, target
+    ppi_bandwidth_scale, shrinkage, learner, folds, smooth, level, target
         As in :func:`slicewise.profile`, applied to every model.
     primary : str or mapping, optional
         Primary judge signal: a column name, or a mapping model -> column.
@@ -381,16 +385,7 @@ def profile_models(
     )
     locality = make_locality(panel.items, grid=grid, bandwidth=bandwidth)
     streams = generator.spawn(len(panel.models))
-    base = make_options(
-        func=FUNC,
-        ridge=ridge,
-        nuisance_scale=nuisance_scale,
-        coef=coef,
-        C=C,
-        strata=strata,
-        ppci_multiplier=ppci_multiplier,
-        ppi_bandwidth_scale=ppi_bandwidth_scale,
-    )
+    base = MethodOptions.from_arguments(locals(), func=FUNC)
     if isinstance(primary, Mapping):
         unknown = [k for k in primary if k not in panel.models]
         if unknown:
@@ -407,24 +402,11 @@ def profile_models(
     profiles = []
     for k, (name, ctx, tab) in enumerate(zip(panel.models, contexts, panel.tables, strict=True)):
         options = _with_rng(base, streams[k])
-        check_method_needs(ctx, method, options)
         labeled = LabeledSet.from_table(tab)
         prefix = f"model {name!r}: "
         notes = pool_notes(tab, labeled, method, prefix=prefix, stacklevel=3)
-        profiles.append(
-            fit_profile(
-                ctx,
-                labeled,
-                method=method,
-                options=options,
-                target=target,
-                level=level,
-                params={"model": name},
-                notes=notes,
-                prefix=prefix,
-                stacklevel=3,
-            )
-        )
+        problem = Problem(ctx, labeled, notes=tuple(notes), params={"model": name}, prefix=prefix)
+        profiles.append(run(problem, method, options, level=level, target=target))
     return ModelProfiles(models=panel.models, profiles=tuple(profiles))
 
 

@@ -16,10 +16,11 @@ import pytest
 from scipy import stats
 
 import slicewise as sw
-from slicewise.api import build_context, make_options
 from slicewise.data.table import make_table
 from slicewise.methods.base import LabeledSet
+from slicewise.methods.options import MethodOptions
 from slicewise.methods.registry import METHODS
+from slicewise.methods.run import build_context
 
 SIGNALS = ["judge", "other"]
 
@@ -104,7 +105,7 @@ def _poisson_draws(
     for draw in range(draws):
         index = np.flatnonzero(rng.random(m) < pi)
         labeled = LabeledSet(index=index, y=y[index], pi=pi[index] if weighted else None)
-        fit = METHODS["auto"].fit(ctx, labeled, make_options(rng=draw))
+        fit = METHODS["auto"].fit(ctx, labeled, MethodOptions(rng=draw))
         assert fit.df is not None
         half = stats.t.ppf(0.975, fit.df) * np.sqrt(fit.var_pool)
         errors.append(fit.estimate - truth)

@@ -13,10 +13,11 @@ import pytest
 from scipy import stats
 
 import slicewise as sw
-from slicewise.api import build_context, make_options
 from slicewise.data.table import make_table
 from slicewise.methods.base import LabeledSet
+from slicewise.methods.options import MethodOptions
 from slicewise.methods.registry import METHODS
+from slicewise.methods.run import build_context
 
 SIGNALS = ["judge", "other"]
 
@@ -71,7 +72,7 @@ def test_poisson_sampling_by_the_judge_weighted_unbiased_and_covers() -> None:
     pi = np.where(judge > 0.5, 0.2, 0.06)  # labels the judge liked three times as often
     frame = pd.DataFrame({"level": level, "judge": judge, "y": y})
     ctx = build_context(make_table(frame, z="level", signals=["judge"], label="y", kind="ordinal"))
-    options = make_options()
+    options = MethodOptions()
     truth = np.array([y[level == g].mean() for g in range(1, 6)])
     draws = 300
     errors: dict[tuple[str, bool], list[np.ndarray]] = {}
@@ -120,7 +121,7 @@ def test_profile_with_inclusion_matches_the_low_level_fit() -> None:
     ctx = build_context(make_table(frame, z="level", signals=SIGNALS, label="y", kind="ordinal"))
     index = np.flatnonzero(labeled)
     fit = METHODS["lace"].fit(
-        ctx, LabeledSet(index, y[index].to_numpy(), pi[index]), make_options()
+        ctx, LabeledSet(index, y[index].to_numpy(), pi[index]), MethodOptions()
     )
     np.testing.assert_allclose(res.estimate, fit.estimate, atol=1e-14)
     np.testing.assert_allclose(res.se, np.sqrt(fit.var_population), atol=1e-14)

@@ -19,17 +19,18 @@ from threadpoolctl import threadpool_limits
 
 import sim_frames
 import slicewise as sw
-from slicewise.api import build_context
 from slicewise.data.table import make_table
 from slicewise.estimators.predictors import pool_predictions, standardize_columns
-from slicewise.methods.base import LabeledSet, MethodOptions, PoolContext
+from slicewise.methods.base import LabeledSet, PoolContext
 from slicewise.methods.local_ppi import fit_local_ppi
+from slicewise.methods.options import MethodOptions
 from slicewise.methods.predictions import (
     fit_plugin_judge,
     fit_scalar_prediction,
     prediction_moments,
 )
 from slicewise.methods.registry import METHODS
+from slicewise.methods.run import build_context
 from slicewise.studies.simulations import setting_c
 
 REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "ppi_reference.json"

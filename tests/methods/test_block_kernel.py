@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
-from slicewise.api import build_context
 from slicewise.data.table import make_table
 from slicewise.locality import weights
 from slicewise.locality.weights import BlockKernel
+from slicewise.methods.run import build_context
 
 base = importlib.import_module("slicewise.methods.base")
 

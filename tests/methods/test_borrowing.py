@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
-from slicewise.api import build_context
 from slicewise.data.table import make_table
 from slicewise.estimators.control_variate import CoefficientFit, shrunk_coefficient
 from slicewise.estimators.learned import cross_fit, learner_design
 from slicewise.methods.base import LabeledSet
+from slicewise.methods.run import build_context
 
 
 def group_frame(m_per: int = 400, n: int = 300, seed: int = 0, noise: bool = False) -> pd.DataFrame:
@@ -139,8 +139,8 @@ def test_borrowed_flags_follow_the_shrinkage_weight() -> None:
         make_table(data, z="g", signals=["s1", "s2"], label="y", kind="categorical")
     )
     labeled = LabeledSet.from_table(ctx.table)
-    from slicewise.methods.base import MethodOptions
     from slicewise.methods.borrowing import fit_lace_shrunk
+    from slicewise.methods.options import MethodOptions
 
     fit = fit_lace_shrunk(ctx, labeled, MethodOptions(shrinkage=1e6, rng=np.random.default_rng(0)))
     assert fit.borrowed.all()  # kappa far above every n_eff: all lean on the pooled coefficient

@@ -18,10 +18,11 @@ from research.sensitivity import (
     sparse_summary,
     stress_grid,
 )
-from slicewise.api import build_context, make_options
 from slicewise.cli import main
 from slicewise.data.table import make_table
 from slicewise.methods.base import LabeledSet
+from slicewise.methods.options import MethodOptions
+from slicewise.methods.run import build_context
 from slicewise.studies.engine import CellSpec, study_cells
 
 SIGNALS = ("s1", "s2", "s3")
@@ -181,7 +182,7 @@ def test_cv_fit_equals_select_on_the_masked_table(method: str) -> None:
     labeled = LabeledSet(index=index, y=frame["y"].to_numpy()[index])
     masked = frame.copy()
     masked.loc[~masked.index.isin(index), "y"] = np.nan
-    fit, chosen = cv_fit(ctx, labeled, method, make_options(), rng=np.random.default_rng(11))
+    fit, chosen = cv_fit(ctx, labeled, method, MethodOptions(), rng=np.random.default_rng(11))
     selected = sw.select(
         masked,
         z="z",

@@ -26,10 +26,6 @@ def _grid(text: str) -> int | list[float] | list[str]:
         return parts
 
 
-def _float_or_inf(text: str) -> float:
-    return float("inf") if text.lower() in {"inf", "infinity"} else float(text)
-
-
 def _print_notes(notes: Sequence[str], printed: set[str] | None = None) -> None:
     for note in notes:
         print(f"note: {note}")
@@ -145,26 +141,11 @@ def apply_levels(args: argparse.Namespace) -> None:
 
 #: ``--strata`` means one thing across the command line: the name of a stratum column (sample,
 #: domains, validate). The number of equal-width strata of Z of ``strat_ppi`` is
-#: ``slicewise profile --strata-count N``.
-STRATA_DEFAULT_COUNT = 5
+#: ``slicewise profile --strata-count N`` (a declared option, :mod:`slicewise.methods.options`).
 
 
-def _count(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return int(text)
-
-
-def add_strata_count_arg(parser: argparse.ArgumentParser) -> None:
-    """``--strata-count N`` (profile), and ``--strata N``, its old spelling."""
-    parser.add_argument(
-        "--strata-count",
-        dest="strata",
-        type=_count,
-        default=None,
-        metavar="N",
-        help=f"number of equal-width strata of Z for --method strat_ppi ({STRATA_DEFAULT_COUNT})",
-    )
+def add_old_strata_arg(parser: argparse.ArgumentParser) -> None:
+    """``--strata N``, the old spelling of ``--strata-count N`` in ``slicewise profile``."""
     parser.add_argument(
         "--strata",
         dest="strata_old",
@@ -198,8 +179,6 @@ def resolve_strata_count(args: argparse.Namespace) -> None:
             file=sys.stderr,
         )
         args.strata = int(old)
-    if args.strata is None:
-        args.strata = STRATA_DEFAULT_COUNT
 
 
 @contextmanager

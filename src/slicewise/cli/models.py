@@ -81,12 +81,7 @@ ANALYSES = {
 #: Options that only some analyses take: dest -> (flag, value when not given, analyses).
 OPTION_USE: dict[str, tuple[str, object, tuple[str, ...]]] = {
     "select": ("--select", False, ("single",)),
-    "shrinkage": ("--shrinkage", None, ("single",)),
-    "learner": ("--learner", "logistic", ("single",)),
     "primary": ("--primary", None, ("single", "models")),
-    "C": ("--C", 1.0, ("single", "models", "pair")),
-    "strata": ("--strata-count", 5, ("single", "models", "pair")),
-    "seed": ("--seed", None, ("single", "models", "pair", "rank")),
     "bounded": ("--bounded", None, ("single",)),
     "missing": ("--missing", "impute", ("single", "models")),
     "models": ("--models", None, ("models", "rank", "deploy")),
@@ -96,6 +91,44 @@ OPTION_USE: dict[str, tuple[str, object, tuple[str, ...]]] = {
     "cost_rater": ("--cost-rater", None, ("cascade",)),
     "cost_label": ("--cost-label", None, ("cascade",)),
 }
+
+
+def _analysis_function(mode: str) -> Callable[..., Any]:
+    """The library function behind each analysis."""
+    from ..api import profile
+    from ..cascade import cascade
+    from ..deploy import deployment_score
+    from ..gaps import gap, rank_models
+    from ..models import profile_models
+
+    functions: dict[str, Callable[..., Any]] = {
+        "single": profile,
+        "models": profile_models,
+        "pair": gap,
+        "rank": rank_models,
+        "deploy": deployment_score,
+        "cascade": cascade,
+    }
+    return functions[mode]
+
+
+def _tuning_uses() -> dict[str, tuple[str, object, tuple[str, ...]]]:
+    """The declared tuning options as OPTION_USE entries: the analyses whose function takes
+    each (read from the functions' signatures, so the two cannot disagree)."""
+    from ..methods.options import CLI_OPTIONS, flag_of, options_taken
+
+    taken = {mode: options_taken(_analysis_function(mode)) for mode in ANALYSES}
+    return {
+        name: (flag_of(name), None, tuple(m for m in ANALYSES if name in taken[m]))
+        for name in CLI_OPTIONS
+    }
+
+
+def _options(args: argparse.Namespace, mode: str) -> dict[str, Any]:
+    """The tuning options given on the command line that the analysis takes."""
+    from ..methods.options import given_options, options_taken
+
+    return given_options(args, options_taken(_analysis_function(mode)))
 
 
 def _label_spec(args: argparse.Namespace) -> str | list[str] | dict[str, str]:
@@ -165,7 +198,10 @@ def _profile_mode(args: argparse.Namespace) -> tuple[str, str | list[str] | dict
             "--models picks models of a long (--model-col) or wide (--label c1,c2) table; this "
             f"table has the one label column {label!r}."
         )
-    for dest, (flag, unset, uses) in OPTION_USE.items():
+    uses_of = {
+        dest: (flag, unset, uses) for dest, (flag, unset, uses) in OPTION_USE.items()
+    } | _tuning_uses()
+    for dest, (flag, unset, uses) in uses_of.items():
         value = getattr(args, dest)
         if value != unset and mode not in uses:
             wanted = " or ".join(ANALYSES[u] for u in uses)
@@ -208,17 +244,10 @@ def _common(args: argparse.Namespace) -> dict[str, Any]:
         "kind": args.kind,
         "grid": args.grid,
         "bandwidth": args.bandwidth,
-        "nuisance_scale": args.nuisance_scale,
-        "ridge": args.ridge,
         "level": args.level,
         "target": args.target,
         "id": args.id_col,
     }
-
-
-def _seed(args: argparse.Namespace) -> int:
-    """The seed of the randomised functions: 0 unless --seed is given, as for a one profile."""
-    return 0 if args.seed is None else int(args.seed)
 
 
 def _report(args: argparse.Namespace, text: str, notes: Sequence[str], write: Any) -> int:
@@ -243,11 +272,9 @@ def _run_models(args: argparse.Namespace, label: Any) -> int:
         models=args.models,
         method=args.method,
         primary=args.primary,
-        C=args.C,
-        strata=args.strata,
         missing=args.missing,
-        rng=_seed(args),
         **_common(args),
+        **_options(args, "models"),
     )
     notes = [n for p in result.profiles for n in p.notes]
     status = _report(args, format_models(result), notes, lambda out: write_models(result, out))
@@ -269,10 +296,8 @@ def _run_pair(args: argparse.Namespace, label: Any) -> int:
         model=args.model_col,
         method=args.method,
         paired_signals=args.paired_signals or "both",
-        C=args.C,
-        strata=args.strata,
-        rng=_seed(args),
         **_common(args),
+        **_options(args, "pair"),
     )
     text = (
         f"Gap {a} - {b} from paired differences on {result.params['n_pairs']} items labeled for "
@@ -303,7 +328,7 @@ def _run_rank(args: argparse.Namespace, label: Any) -> int:
         model=args.model_col,
         models=args.models,
         method=args.method,
-        rng=_seed(args),
+        **_options(args, "rank"),
         **options,
         **_common(args),
     )
@@ -364,6 +389,7 @@ def _run_deploy(args: argparse.Namespace, label: Any) -> int:
             signals=args.signals,
             method=args.method,
             **_common(args),
+            **_options(args, "deploy"),
         )
         for name, (table, column) in tables.items()
     }
@@ -391,7 +417,12 @@ def _run_cascade(args: argparse.Namespace, label: Any) -> int:
     from ..reports.output import format_table, write_outputs
 
     result = cascade(
-        args.items, signals=args.signals, rater=args.rater, label=label, **_common(args)
+        args.items,
+        signals=args.signals,
+        rater=args.rater,
+        label=label,
+        **_common(args),
+        **_options(args, "cascade"),
     )
     _report(
         args, format_table(result), result.notes, lambda o: write_outputs(result, o, stem="cascade")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..methods.options import CLI_OPTIONS, add_option_flags, given_options, options_taken
 from ._common import (
     _columns,
-    _float_or_inf,
     _grid,
     _print_notes,
     add_levels_arg,
+    add_old_strata_arg,
     add_report_arg,
-    add_strata_count_arg,
     apply_levels,
     resolve_strata_count,
     write_report,
@@ -71,16 +71,12 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="profile bandwidth h (continuous) or b_ord (ordinal)",
     )
-    parser.add_argument(
-        "--nuisance-scale",
-        type=_float_or_inf,
-        default=1.0,
-        help="nuisance bandwidth b as a multiple of h (inf: pooled coefficient)",
-    )
-    parser.add_argument("--ridge", type=float, default=0.3, help="ridge penalty lambda (0.3)")
     parser.add_argument("--primary", default=None, help="primary judge signal column")
-    parser.add_argument("--C", dest="C", type=float, default=1.0, help="logistic C (1.0)")
-    add_strata_count_arg(parser)
+    tuning = parser.add_argument_group(
+        "tuning options", "each option's default is the library's (see `slicewise methods`)"
+    )
+    add_option_flags(tuning, CLI_OPTIONS)
+    add_old_strata_arg(parser)
     parser.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
     parser.add_argument(
         "--bounded",
@@ -104,21 +100,6 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="column of known inclusion probabilities of the labeled rows (e.g. pi, written by "
         "slicewise next); every method marked in `slicewise methods`, the default auto included",
-    )
-    parser.add_argument(
-        "--seed", type=int, default=None, help="seed for cross-fitting methods (default 0)"
-    )
-    parser.add_argument(
-        "--shrinkage",
-        type=_float_or_inf,
-        default=None,
-        help="kappa of lace_shrunk/lace_learned/auto (default: chosen by CV)",
-    )
-    parser.add_argument(
-        "--learner",
-        choices=["logistic", "boosting"],
-        default="logistic",
-        help="learner of the cross-fitted prediction (lace_learned, auto)",
     )
     parser.add_argument(
         "--select",
@@ -163,22 +144,16 @@ def _run_profile(args: argparse.Namespace) -> int:
         method=args.method,
         grid=args.grid,
         bandwidth=args.bandwidth,
-        nuisance_scale=args.nuisance_scale,
-        ridge=args.ridge,
         primary=args.primary,
-        C=args.C,
-        strata=args.strata,
-        shrinkage=args.shrinkage,
-        learner=args.learner,
         level=args.level,
         target=args.target,
         id=args.id_col,
         missing=args.missing,
         inclusion=args.inclusion,
-        rng=args.seed,
         gold=args.gold,
         on=args.on,
         progress=True,
+        **given_options(args, CLI_OPTIONS),
     )
     print(format_table(result, bounded=args.bounded))
     _print_notes(result.notes, args.printed_notes)
@@ -205,13 +180,9 @@ def _run_select(args: argparse.Namespace) -> int:
         primary=args.primary,
         level=args.level,
         target=args.target,
-        rng=args.seed,
-        nuisance_scale=args.nuisance_scale,
-        ridge=args.ridge,
-        C=args.C,
-        strata=args.strata,
         id=args.id_col,
         missing=args.missing,
+        **given_options(args, options_taken(select)),
     )
     curve = chosen.mean_score
     print(f"within-L {chosen.scores.shape[1]}-fold CV of {chosen.method}'s {chosen.parameter}:")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..methods.options import add_option_flags, given_options
 from ._common import (
     _budgets,
     _columns,
@@ -34,7 +35,7 @@ def _add_study_common(parser: argparse.ArgumentParser, *, budgets: str, reps: in
         help=f"comma-separated label budgets (default {budgets})",
     )
     parser.add_argument("--reps", type=int, default=reps, help=f"matched splits (default {reps})")
-    parser.add_argument("--ridge", type=float, default=0.3, help="ridge penalty lambda (0.3)")
+    add_option_flags(parser, ["ridge"])
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(
         "--out",
@@ -114,7 +115,7 @@ def _run_study(args: argparse.Namespace) -> int:
         rng=args.seed,
         n_jobs=args.jobs,
         progress=not args.no_progress,
-        ridge=args.ridge,
+        **given_options(args, ["ridge"]),
     )
     _report_study(result, args)
     write_report(args, result)
@@ -173,8 +174,8 @@ def _run_simulate(args: argparse.Namespace) -> int:
         budgets=args.budgets,
         reps=args.reps,
         target=args.target,
-        ridge=args.ridge,
         rng=args.seed,
+        **given_options(args, ["ridge"]),
         progress=not args.no_progress,
     )
     _report_study(result, args)

@@ -27,6 +27,7 @@ from ..moments.sums import (
     square_column_sums,
     take_rows,
 )
+from .options import MethodOptions
 
 T = TypeVar("T")
 
@@ -264,24 +265,6 @@ def labeled_sizes(ctx: PoolContext, labeled: LabeledSet) -> tuple[FloatArray, Fl
         n_eff = np.where(sq > 0, mass**2 / np.where(sq > 0, sq, 1.0), 0.0)
         fraction = np.where(pool_mass > 0, mass / np.where(pool_mass > 0, pool_mass, 1.0), np.nan)
     return n_eff, fraction
-
-
-@dataclass(frozen=True)
-class MethodOptions:
-    """Every tuning option of every method, explicit; each method reads the ones it documents."""
-
-    ridge: float = 0.3
-    nuisance_scale: float = 1.0
-    coef: FloatArray | Callable[[Any], Any] | None = None
-    logistic_c: float = 1.0
-    ppci_multiplier: float = 1.0
-    strata: int = 5
-    ppi_bandwidth_scale: float = 1.0
-    shrinkage: float | None = None
-    learner: str = "logistic"
-    folds: int = 5
-    smooth: str = "auto"
-    rng: np.random.Generator | None = None
 
 
 @dataclass(frozen=True, eq=False)

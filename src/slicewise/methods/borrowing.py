@@ -29,7 +29,6 @@ from ..estimators.control_variate import (
     shrunk_coefficient,
 )
 from ..estimators.learned import (
-    LEARNERS,
     CrossFit,
     Learner,
     cross_fit,
@@ -55,11 +54,11 @@ from ..moments.sums import (
 from .base import (
     LabeledSet,
     MethodFit,
-    MethodOptions,
     PoolContext,
     labeled_sizes,
     linear_fit,
 )
+from .options import MethodOptions
 from .smoothing import disjoint_domains, shrinkage_weights, smooth_fit
 
 #: Shrinkage strengths kappa tried when none is given (0 = LACE, inf = one pooled coefficient).
@@ -338,7 +337,7 @@ def choose_and_fit(
     fold = balanced_folds(labeled.y, max(2, min(options.folds, labeled.n)), rng)
     scales = sorted({c.nuisance_scale for c in candidates})
     feature_sets: dict[str, FeatureSet] = {}
-    learner = _learner(options)
+    learner = options.learner
     families_used = {c.features for c in candidates}
     if "signals" in families_used:
         feature_sets["signals"] = signal_features(ctx, labeled, scales)
@@ -349,7 +348,7 @@ def choose_and_fit(
             labeled.y,
             learner=learner,
             folds=options.folds,
-            c=options.logistic_c,
+            c=options.C,
             categorical=ctx.locality.kind == "categorical",
             rng=rng,
         )
@@ -615,16 +614,6 @@ def _first(
         return rule(rows)[0]
 
     return coefficient
-
-
-def _learner(options: MethodOptions) -> Learner:
-    for name in LEARNERS:
-        if options.learner == name:
-            return name
-    raise ValueError(
-        f"The 'learner' parameter of profile must be one of {', '.join(map(repr, LEARNERS))}. "
-        f"Got {options.learner!r} instead."
-    )
 
 
 def fit_lace_shrunk(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> MethodFit:

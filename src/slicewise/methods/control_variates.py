@@ -28,7 +28,8 @@ import numpy as np
 from .._typing import FloatArray, IntArray
 from ..estimators.control_variate import CoefficientFit, residual_estimate, ridge_coefficient
 from ..moments.sums import LabeledMoments, PoolMoments
-from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
+from .base import LabeledSet, MethodFit, PoolContext, linear_fit
+from .options import MethodOptions
 
 
 def _labeled(

@@ -19,7 +19,8 @@ from ..estimators.local_linear import (
     residuals,
 )
 from ..moments.sums import take_rows
-from .base import LabeledSet, MethodFit, MethodOptions, PoolContext
+from .base import LabeledSet, MethodFit, PoolContext
+from .options import MethodOptions
 from .predictions import primary_index
 
 #: U counts as empty at a grid point when its kernel mass is below this fraction of the pool's.

@@ -13,8 +13,9 @@ import numpy as np
 
 from ..estimators.predictors import cross_fitted_predictions
 from ..estimators.rkhs import cross_fitted_weights
-from .base import LabeledSet, MethodFit, MethodOptions, PoolContext
+from .base import LabeledSet, MethodFit, PoolContext
 from .local_ppi import profile_coordinates
+from .options import MethodOptions
 from .predictions import generator, profile_signal_design
 
 
@@ -28,7 +29,7 @@ def fit_ppci(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     labeled : LabeledSet
     options : MethodOptions
         Reads ``ppci_multiplier`` (multiplier m of the L-curve Tikhonov parameter),
-        ``logistic_c`` (the predictor) and ``rng`` (pool folds, Nystrom landmarks, predictor
+        ``C`` (the predictor) and ``rng`` (pool folds, Nystrom landmarks, predictor
         folds).
 
     Returns
@@ -72,7 +73,7 @@ def fit_ppci(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     x, grid_x = profile_coordinates(ctx)
     weights, penalty = cross_fitted_weights(x, grid_x, multiplier=options.ppci_multiplier, rng=rng)
     design = profile_signal_design(ctx)
-    f = cross_fitted_predictions(design, labeled.index, labeled.y, c=options.logistic_c, rng=rng)
+    f = cross_fitted_predictions(design, labeled.index, labeled.y, c=options.C, rng=rng)
     n, m = labeled.n, ctx.n_pool
     w_lab = weights[labeled.index]
     e = labeled.y - f[labeled.index]
@@ -101,7 +102,7 @@ def fit_ppci(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
         borrowed=np.zeros(g, dtype=bool),
         params={
             "ppci_multiplier": options.ppci_multiplier,
-            "logistic_c": options.logistic_c,
+            "C": options.C,
             "ppci_penalty": penalty.tolist(),
         },
         notes=("ppci is a finite-pool adaptation of Sui et al. (2026) (LACE paper, Section 5.2).",),

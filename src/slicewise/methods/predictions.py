@@ -29,7 +29,8 @@ from ..estimators.predictors import (
     standardize_columns,
 )
 from ..moments.sums import LabeledMoments, PoolMoments
-from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, linear_fit
+from .base import LabeledSet, MethodFit, PoolContext, linear_fit
+from .options import MethodOptions
 
 
 def generator(options: MethodOptions) -> np.random.Generator:
@@ -90,7 +91,7 @@ def fit_plugin_judge(ctx: PoolContext, labeled: LabeledSet, options: MethodOptio
         Needs ``ctx.primary``.
     labeled : LabeledSet
     options : MethodOptions
-        Reads ``logistic_c``.
+        Reads ``C``.
 
     Returns
     -------
@@ -114,11 +115,11 @@ def fit_plugin_judge(ctx: PoolContext, labeled: LabeledSet, options: MethodOptio
     """
     column = primary_index(ctx, "plugin_judge")
     x = ctx.features[:, [column]]
-    predictions = pool_predictions(x, labeled.index, labeled.y, c=options.logistic_c)
+    predictions = pool_predictions(x, labeled.index, labeled.y, c=options.C)
     return _plugin_fit(
         ctx,
         predictions,
-        {"logistic_c": options.logistic_c, "primary": ctx.table.signal_names[column]},
+        {"C": options.C, "primary": ctx.table.signal_names[column]},
     )
 
 
@@ -133,7 +134,7 @@ def fit_plugin_multi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptio
     ctx : PoolContext
     labeled : LabeledSet
     options : MethodOptions
-        Reads ``logistic_c``.
+        Reads ``C``.
 
     Returns
     -------
@@ -149,8 +150,8 @@ def fit_plugin_multi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptio
     LACE paper, Section 5.2 ("Plug-in (multi)").
     """
     x = profile_signal_design(ctx)
-    predictions = pool_predictions(x, labeled.index, labeled.y, c=options.logistic_c)
-    return _plugin_fit(ctx, predictions, {"logistic_c": options.logistic_c})
+    predictions = pool_predictions(x, labeled.index, labeled.y, c=options.C)
+    return _plugin_fit(ctx, predictions, {"C": options.C})
 
 
 def fit_augmented(
@@ -201,7 +202,7 @@ def fit_aug_plugin(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions
     ctx : PoolContext
     labeled : LabeledSet
     options : MethodOptions
-        Reads ``logistic_c`` and ``rng`` (the cross-fitting folds).
+        Reads ``C`` and ``rng`` (the cross-fitting folds).
 
     Returns
     -------
@@ -224,9 +225,9 @@ def fit_aug_plugin(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions
     """
     x = profile_signal_design(ctx)
     predictions = cross_fitted_predictions(
-        x, labeled.index, labeled.y, c=options.logistic_c, rng=generator(options)
+        x, labeled.index, labeled.y, c=options.C, rng=generator(options)
     )
-    return fit_augmented(ctx, labeled, predictions, params={"logistic_c": options.logistic_c})
+    return fit_augmented(ctx, labeled, predictions, params={"C": options.C})
 
 
 def fit_scalar_prediction(
@@ -289,7 +290,7 @@ def fit_scalar_pred_cv(ctx: PoolContext, labeled: LabeledSet, options: MethodOpt
     ctx : PoolContext
     labeled : LabeledSet
     options : MethodOptions
-        Reads ``logistic_c``, ``nuisance_scale`` (bandwidth of the scalar's moments, b / h) and
+        Reads ``C``, ``nuisance_scale`` (bandwidth of the scalar's moments, b / h) and
         ``rng`` (cross-fitting folds).
 
     Returns
@@ -306,12 +307,12 @@ def fit_scalar_pred_cv(ctx: PoolContext, labeled: LabeledSet, options: MethodOpt
     LACE paper, Section 5.2 ("Scalar prediction CV (Angelopoulos et al., 2023b)").
     """
     predictions = cross_fitted_predictions(
-        ctx.features, labeled.index, labeled.y, c=options.logistic_c, rng=generator(options)
+        ctx.features, labeled.index, labeled.y, c=options.C, rng=generator(options)
     )
     return fit_scalar_prediction(
         ctx,
         labeled,
         predictions,
         nuisance_scale=options.nuisance_scale,
-        params={"logistic_c": options.logistic_c},
+        params={"C": options.C},
     )

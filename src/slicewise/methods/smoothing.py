@@ -54,7 +54,8 @@ from ..moments.sums import (
     weighted_sums,
 )
 from ..results import critical_value
-from .base import LabeledSet, MethodFit, MethodOptions, PoolContext, labeled_sizes
+from .base import LabeledSet, MethodFit, PoolContext, labeled_sizes
+from .options import MethodOptions
 
 #: A domain whose shrinkage weight is below this leans on borrowed strength.
 BORROWED_WEIGHT = 0.5
@@ -88,7 +89,7 @@ def synthetic_covariate(
     """
 
     def compute() -> FloatArray:
-        model = fit_logistic(ctx.features[labeled.index], labeled.y, c=options.logistic_c)
+        model = fit_logistic(ctx.features[labeled.index], labeled.y, c=options.C)
         prediction = model.predict(ctx.features)
         kernel = ctx.pool_kernel(1.0)
         mass = ctx.kernel_sums("none", np.zeros((ctx.n_pool, 0))).mass
@@ -96,7 +97,7 @@ def synthetic_covariate(
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(mass > 0, sums / np.where(mass > 0, mass, 1.0), np.nan)
 
-    return labeled.memo(("synthetic covariate", ctx, options.logistic_c), compute)
+    return labeled.memo(("synthetic covariate", ctx, options.C), compute)
 
 
 def _variance_floor(ctx: PoolContext, labeled: LabeledSet, variance: FloatArray) -> FloatArray:

@@ -15,7 +15,8 @@ from .._typing import FloatArray, IntArray
 from ..estimators.control_variate import centered_estimate, ridge_coefficient
 from ..estimators.predictors import cross_fitted_predictions
 from ..moments.sums import LabeledMoments, PoolMoments
-from .base import LabeledSet, MethodFit, MethodOptions, PoolContext
+from .base import LabeledSet, MethodFit, PoolContext
+from .options import MethodOptions
 from .predictions import generator, profile_signal_design
 
 #: Value used for a stratum without any labeled item (LACE paper, Section 5.2).
@@ -49,7 +50,7 @@ def fit_strat_ppi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
         Needs a one-dimensional ordered profile.
     labeled : LabeledSet
     options : MethodOptions
-        Reads ``strata`` (number of strata G_s >= 2), ``logistic_c`` and ``rng`` (the
+        Reads ``strata`` (number of strata G_s >= 2), ``C`` and ``rng`` (the
         cross-fitting folds of the composite).
 
     Returns
@@ -103,7 +104,7 @@ def fit_strat_ppi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
     indicator = sp.csr_array((np.ones(m), (np.arange(m), stratum)), shape=(m, int(count)))
     design = profile_signal_design(ctx)
     p = cross_fitted_predictions(
-        design, labeled.index, labeled.y, c=options.logistic_c, rng=generator(options)
+        design, labeled.index, labeled.y, c=options.C, rng=generator(options)
     ).reshape(-1, 1)
     pool = PoolMoments.compute(indicator, p)
     lab = LabeledMoments.compute(pool, labeled.index, labeled.y, p)
@@ -127,7 +128,7 @@ def fit_strat_ppi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
         borrowed=np.zeros(g, dtype=bool),
         params={
             "strata": int(count),
-            "logistic_c": options.logistic_c,
+            "C": options.C,
             "stratum_centers": centers.tolist(),
             "stratum_estimates": stratum_estimate.tolist(),
             "sparse_strata": int(sparse.sum()),

@@ -220,7 +220,7 @@ def _context(
     id: str | None,
     missing: MissingRule,
 ) -> _Pilot:
-    from ..api import build_context
+    from ..methods.run import build_context
 
     items = make_table(
         frame,

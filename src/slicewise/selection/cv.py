@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,11 +22,12 @@ import pandas as pd
 
 from .._typing import TARGETS, FloatArray, IntArray, Kind, Target
 from .._validation import check_choice, check_level, check_positive_int
-from ..api import build_context, check_method_needs, fit_with_warnings, make_options, wrap_result
 from ..data.folds import balanced_folds
 from ..data.table import MissingRule, make_table
-from ..methods.base import LabeledSet, MethodOptions, PoolContext
+from ..methods.base import LabeledSet, PoolContext
+from ..methods.options import DEFAULTS, MethodOptions, check_values
 from ..methods.registry import METHODS
+from ..methods.run import build_context, check_method_needs, fit_with_warnings, wrap_result
 from ..moments.sums import column_sums, take_rows, weighted_sums
 from ..results import ProfileResult
 
@@ -45,7 +45,7 @@ class SelectionResult:
     method : str
     parameter : str
         The tuned option of :class:`~slicewise.methods.base.MethodOptions` (for example 'ridge',
-        'logistic_c' (profile's ``C``), 'ppci_multiplier', 'strata' or 'ppi_bandwidth_scale').
+        'C', 'ppci_multiplier', 'strata' or 'ppi_bandwidth_scale').
     chosen : float or int
         The selected value (an int for 'strata').
     grid : ndarray of shape (P,)
@@ -96,28 +96,8 @@ class SelectionResult:
 
 
 def _check_grid(values: object, parameter: str, method: str) -> FloatArray:
-    """Validate candidate values of ``parameter``."""
-    rules: dict[str, tuple[str, Callable[[float], bool]]] = {
-        "ridge": ("finite floats >= 0", lambda v: math.isfinite(v) and v >= 0),
-        "logistic_c": ("finite floats > 0", lambda v: math.isfinite(v) and v > 0),
-        "ppci_multiplier": ("finite floats > 0", lambda v: math.isfinite(v) and v > 0),
-        "ppi_bandwidth_scale": ("finite floats > 0", lambda v: math.isfinite(v) and v > 0),
-        "strata": ("integers >= 2", lambda v: math.isfinite(v) and v >= 2 and v == int(v)),
-    }
-    rule, ok = rules.get(
-        parameter, ("floats >= 0 (inf allowed)", lambda v: not math.isnan(v) and v >= 0)
-    )
-    try:
-        array = np.asarray(values, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        array = np.array([np.nan])
-    bad = [v for v in array.tolist() if not ok(v)]
-    if array.size == 0 or bad or isinstance(values, str):
-        raise ValueError(
-            f"The 'param_grid' parameter of {FUNC} must be a non-empty list of {rule} (the "
-            f"'{parameter}' values of method {method!r}). Got {values!r} instead."
-        )
-    return array
+    """Validate candidate values of ``parameter`` by its declared constraint."""
+    return check_values(values, parameter, func=FUNC, argument="param_grid")
 
 
 def _candidate(options: MethodOptions, parameter: str, value: float) -> MethodOptions:
@@ -174,13 +154,13 @@ def select(
     level: float = 0.95,
     target: Target = "pool",
     rng: int | np.random.Generator | None = None,
-    nuisance_scale: float = 1.0,
-    ridge: float = 0.3,
+    nuisance_scale: float = DEFAULTS.nuisance_scale,
+    ridge: float = DEFAULTS.ridge,
     coef: FloatArray | Callable[[Any], Any] | None = None,
-    C: float = 1.0,
-    strata: int = 5,
-    ppci_multiplier: float = 1.0,
-    ppi_bandwidth_scale: float = 1.0,
+    C: float = DEFAULTS.C,
+    strata: int = DEFAULTS.strata,
+    ppci_multiplier: float = DEFAULTS.ppci_multiplier,
+    ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
     id: str | None = None,
     missing: MissingRule = "impute",
 ) -> SelectionResult:
@@ -271,17 +251,9 @@ def select(
     folds = check_positive_int(folds, name="folds", func=FUNC, minimum=2)
     target = check_choice(target, TARGETS, name="target", func=FUNC)
     level = check_level(level, func=FUNC)
-    options = make_options(
-        ridge=ridge,
-        nuisance_scale=nuisance_scale,
-        coef=coef,
-        C=C,
-        strata=strata,
-        ppci_multiplier=ppci_multiplier,
-        ppi_bandwidth_scale=ppi_bandwidth_scale,
-        rng=rng,
-        func=FUNC,
-    )
+    # select's own `folds` are the selection folds, not the methods' cross-fitting folds
+    arguments = {k: v for k, v in locals().items() if k != "folds"}
+    options = MethodOptions.from_arguments(arguments, func=FUNC)
     items = make_table(
         table,
         z=z,

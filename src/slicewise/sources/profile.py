@@ -87,14 +87,16 @@ def profile_source(
     progress: bool = False,
 ) -> ProfileResult:
     """:func:`slicewise.api.profile` on a pool source (see the module notes)."""
-    from ..api import check_method_needs, fit_with_warnings, make_options, profile, wrap_result
+    from ..api import profile
+    from ..methods.options import MethodOptions
+    from ..methods.run import check_method_needs, fit_with_warnings, wrap_result
 
     arguments = {
         name: value
         for name, value in locals().items()
         if name not in ("table", "gold", "on", "progress")
         and name not in ("profile", "check_method_needs", "fit_with_warnings")
-        and name not in ("make_options", "wrap_result")
+        and name not in ("MethodOptions", "wrap_result")
     }
     for name, default in (("missing", "impute"), ("inclusion", None)):
         if arguments[name] == default:  # profile's own default: leave it to profile
@@ -143,21 +145,7 @@ def profile_source(
     from .._validation import check_level
 
     level = check_level(level, func=FUNC)
-    options = make_options(
-        ridge=ridge,
-        nuisance_scale=nuisance_scale,
-        coef=coef,
-        C=C,
-        strata=strata,
-        ppci_multiplier=ppci_multiplier,
-        ppi_bandwidth_scale=ppi_bandwidth_scale,
-        shrinkage=shrinkage,
-        learner=learner,
-        folds=folds,
-        smooth=smooth,
-        rng=rng,
-        func=FUNC,
-    )
+    options = MethodOptions.from_arguments(locals(), func=FUNC)
     source = open_spark(table) if is_spark_source(table) else open_duckdb(table, progress=progress)
     scan = _Scan.start(source, z=z, signals=signals, label=label, kind=kind, gold=gold, on=on)
     ctx = scan.context(

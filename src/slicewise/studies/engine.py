@@ -25,10 +25,11 @@ from threadpoolctl import threadpool_limits
 
 from .._typing import TARGETS, FloatArray, Kind, Target
 from .._validation import check_choice, check_level, check_positive_int, check_rng
-from ..api import build_context, check_method_needs, make_options
 from ..data.table import make_table
-from ..methods.base import LabeledSet, MethodOptions, PoolContext, labeled_sizes
+from ..methods.base import LabeledSet, PoolContext, labeled_sizes
+from ..methods.options import DEFAULTS, MethodOptions, options_taken
 from ..methods.registry import METHODS
+from ..methods.run import build_context, check_method_needs
 from ..moments.sums import column_sums, weighted_sums
 from .summary import CellStudy, StudyResult, unit_labels
 
@@ -176,12 +177,12 @@ def study(
     bandwidth: Any = None,
     primary: str | None = None,
     coef: Any = None,
-    ridge: float = 0.3,
-    nuisance_scale: float = 1.0,
-    C: float = 1.0,
-    strata: int = 5,
-    ppci_multiplier: float = 1.0,
-    ppi_bandwidth_scale: float = 1.0,
+    ridge: float = DEFAULTS.ridge,
+    nuisance_scale: float = DEFAULTS.nuisance_scale,
+    C: float = DEFAULTS.C,
+    strata: int = DEFAULTS.strata,
+    ppci_multiplier: float = DEFAULTS.ppci_multiplier,
+    ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
     target: Target = "pool",
     truth: FloatArray | None = None,
     level: float = 0.95,
@@ -248,17 +249,7 @@ def study(
     level = check_level(level, func=FUNC)
     target = check_choice(target, TARGETS, name="target", func=FUNC)
     generator = check_rng(rng, func=FUNC)
-    options = make_options(
-        ridge=ridge,
-        nuisance_scale=nuisance_scale,
-        coef=coef,
-        C=C,
-        strata=strata,
-        ppci_multiplier=ppci_multiplier,
-        ppi_bandwidth_scale=ppi_bandwidth_scale,
-        rng=generator,
-        func=FUNC,
-    )
+    options = MethodOptions.from_arguments({**locals(), "rng": generator}, func=FUNC)
     items = make_table(table, z=z, signals=signals, label=label, kind=kind, func=FUNC)
     if items.n_labeled != items.n_pool:
         raise ValueError(
@@ -365,16 +356,7 @@ def study_cells(
     names = [c.name for c in cells]
     if len(set(names)) != len(names):
         raise ValueError(f"Cell names must be unique; got duplicates in {names}.")
-    allowed = {
-        "ridge",
-        "nuisance_scale",
-        "C",
-        "strata",
-        "ppci_multiplier",
-        "ppi_bandwidth_scale",
-        "target",
-        "level",
-    }
+    allowed = {*options_taken(study), "target", "level"} - {"rng"}
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise ValueError(

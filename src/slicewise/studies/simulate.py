@@ -19,8 +19,9 @@ from threadpoolctl import threadpool_limits
 
 from .._typing import TARGETS, Target
 from .._validation import check_choice, check_level, check_positive_int, check_rng
-from ..api import build_context, make_options
 from ..data.table import make_table
+from ..methods.options import DEFAULTS, MethodOptions
+from ..methods.run import build_context
 from .engine import SplitFits, _check_study_args, _progress, fit_splits, pool_profile
 from .simulations import DESIGNS, Design
 from .summary import CellStudy, StudyResult, log_re_influence, unit_labels
@@ -35,10 +36,10 @@ def simulate(
     budgets: Sequence[int] = (500, 1000, 1500),
     reps: int = 300,
     target: Target = "population",
-    ridge: float = 0.3,
-    nuisance_scale: float = 1.0,
-    C: float = 1.0,
-    strata: int = 5,
+    ridge: float = DEFAULTS.ridge,
+    nuisance_scale: float = DEFAULTS.nuisance_scale,
+    C: float = DEFAULTS.C,
+    strata: int = DEFAULTS.strata,
     bandwidth: float | None = None,
     primary: str | None = "s1",
     level: float = 0.95,
@@ -80,7 +81,7 @@ def simulate(
     target = check_choice(target, TARGETS, name="target", func=FUNC)
     level = check_level(level, func=FUNC)
     generator = check_rng(rng, func=FUNC)
-    options = make_options(
+    options = MethodOptions(
         ridge=ridge,
         nuisance_scale=nuisance_scale,
         coef=chosen.oracle_coef(),

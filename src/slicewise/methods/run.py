@@ -1,0 +1,318 @@
+"""The one pipeline every profile runs through: context, method fit, naive companion, result.
+
+:func:`run` fits a registered method on a :class:`Problem` (a pool context and a labeled set, with
+the notes and parameters the caller's input gave) under validated
+:class:`~slicewise.methods.options.MethodOptions`, and wraps the frozen
+:class:`~slicewise.results.ProfileResult`. :func:`slicewise.profile`, :func:`slicewise.select`,
+the multi-model functions (:mod:`slicewise.models`, :mod:`slicewise.gaps`,
+:mod:`slicewise.deploy`, :mod:`slicewise.cascade`), the out-of-core sources and the study engine
+all call it (or its two halves, :func:`fit_with_warnings` and :func:`wrap_result`, when they
+score many label draws on one context).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from .._typing import FloatArray, Target
+from ..data.table import ItemTable
+from ..exceptions import (
+    ConstantSignalWarning,
+    EmptyNeighbourhoodWarning,
+    FullyLabeledWarning,
+    SlicewiseWarning,
+    SparseNeighbourhoodWarning,
+)
+from ..locality.weights import make_locality
+from ..results import ProfileResult
+from .base import LabeledSet, MethodFit, PoolContext, labeled_sizes
+from .options import MethodOptions
+from .registry import METHODS
+from .smoothing import smooth_fit
+
+FUNC = "profile"
+
+
+@dataclass(frozen=True, eq=False)
+class Problem:
+    """What one profile is estimated from.
+
+    Attributes
+    ----------
+    ctx : PoolContext
+        The pool, its locality and the pool-side caches.
+    labeled : LabeledSet
+        Positions and labels of the labeled items (with inclusion probabilities if known).
+    notes : tuple of str
+        Notes about the input (imputed signals, constant signals, ...), reported first.
+    checks : tuple of str
+        Notes of the checks of the labels' design (the balance check), reported after the
+        method's own notes.
+    params : dict
+        Parameters about the input reported in the result (model name, balance statistics).
+    prefix : str
+        Names the model or pair in warnings and notes of the multi-model functions ("" for one
+        profile).
+    """
+
+    ctx: PoolContext
+    labeled: LabeledSet
+    notes: tuple[str, ...] = ()
+    checks: tuple[str, ...] = ()
+    params: dict[str, Any] = field(default_factory=dict)
+    prefix: str = ""
+
+
+def run(
+    problem: Problem,
+    method: str,
+    options: MethodOptions,
+    *,
+    level: float,
+    target: Target,
+    stacklevel: int = 3,
+) -> ProfileResult:
+    """Fit ``method`` (and the naive companion) on ``problem`` and wrap the result.
+
+    The smoothing of disjoint domains asked by ``options.smooth == 'fh'`` is applied to any
+    method with a variance (``auto`` smooths within its own fit). Warnings name the problem's
+    ``prefix`` and point at the caller ``stacklevel`` frames up.
+    """
+    ctx, labeled = problem.ctx, problem.labeled
+    check_method_needs(ctx, method, options)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SlicewiseWarning)
+        fit, naive, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
+        if options.smooth == "fh" and method != "auto":
+            smoothed = smooth_fit(ctx, labeled, fit, options)
+            fit_notes = [*fit_notes, *smoothed.notes[len(fit.notes) :]]
+            fit = smoothed
+    for item in caught:
+        if issubclass(item.category, SlicewiseWarning):
+            message = f"{problem.prefix}{item.message}"
+            warnings.warn(message, item.category, stacklevel=stacklevel)
+        else:
+            warnings.warn_explicit(item.message, item.category, item.filename, item.lineno)
+    params: dict[str, Any] = {
+        **problem.params,
+        "bandwidth": ctx.locality.bandwidth.tolist(),
+        "kind": ctx.locality.kind,
+    }
+    return wrap_result(
+        ctx,
+        labeled,
+        fit,
+        naive,
+        method=method,
+        target=target,
+        level=level,
+        params=params,
+        notes=[*problem.notes, *(f"{problem.prefix}{n}" for n in fit_notes), *problem.checks],
+    )
+
+
+def _format_points(labels: Sequence[object], mask: np.ndarray) -> str:
+    points = [labels[int(i)] for i in np.flatnonzero(mask)]
+    shown = ", ".join(f"{p:.4g}" if isinstance(p, float) else str(p) for p in points[:8])
+    return shown + (f", ... ({len(points)} in all)" if len(points) > 8 else "")
+
+
+def check_method_needs(ctx: PoolContext, method: str, options: MethodOptions) -> None:
+    """Raise a clear error when the table or options lack what ``method`` needs."""
+    spec = METHODS[method]
+    if "signals" in spec.needs and ctx.features.shape[1] == 0:
+        raise ValueError(
+            f"Method {method!r} needs at least one cheap signal; pass signals=[...] (got none)."
+        )
+    if "primary" in spec.needs and ctx.primary is None:
+        raise ValueError(
+            f"Method {method!r} needs the primary judge signal: pass primary='<column>' naming "
+            f"one of the signals {list(ctx.table.signal_names)}."
+        )
+    if "coef" in spec.needs and options.coef is None:
+        raise ValueError(
+            f"Method {method!r} needs a supplied coefficient: pass coef= (shape (G, K) in raw "
+            "signal units, or a function of the grid point)."
+        )
+    if ctx.locality.kind == "categorical" and options.nuisance_scale not in (1.0, np.inf):
+        raise ValueError(
+            "The 'nuisance_scale' parameter must be 1 (within-category coefficients) or inf (one "
+            f"pooled coefficient) for a categorical profile. Got {options.nuisance_scale!r} instead."
+        )
+    if "continuous" in spec.needs and ctx.locality.kind == "categorical":
+        raise ValueError(
+            f"Method {method!r} needs an ordered profile (continuous or ordinal Z); the profile "
+            "is categorical."
+        )
+    if options.smooth == "fh" and method != "auto" and ctx.features.shape[1] == 0:
+        raise ValueError(
+            "The 'smooth' parameter is 'fh', whose synthetic regression across domains is fitted "
+            "on the cheap signals, but no signals were given; pass signals=[...] or "
+            "smooth='none'."
+        )
+
+
+def build_context(
+    table: ItemTable,
+    *,
+    grid: Any = None,
+    bandwidth: Any = None,
+    primary: str | None = None,
+) -> PoolContext:
+    """Locality, standardised signals and caches for a validated table."""
+    locality = make_locality(table, grid=grid, bandwidth=bandwidth)
+    primary_index = None
+    if primary is not None:
+        if primary not in table.signal_names:
+            raise ValueError(
+                f"The 'primary' parameter of {FUNC} must name one of the signals "
+                f"{list(table.signal_names)}. Got {primary!r} instead."
+            )
+        primary_index = table.signal_names.index(primary)
+    return PoolContext.build(table, locality, primary=primary_index)
+
+
+def fit_with_warnings(
+    ctx: PoolContext, labeled: LabeledSet, method: str, options: MethodOptions, target: Target
+) -> tuple[MethodFit, MethodFit, list[str]]:
+    """Fit ``method`` and naive on one labeled set; warn once about empty or sparse points.
+
+    ``auto`` without signals is naive (its note says so): there is nothing to borrow from, and
+    the smoothing of disjoint domains needs the signals for its synthetic regression.
+    """
+    if method == "auto" and ctx.features.shape[1] == 0 and options.smooth != "none":
+        options = replace(options, smooth="none")
+    # the method first: its pass over the pool also gives the kernel masses that naive needs
+    fit = METHODS[method].fit(ctx, labeled, options)
+    naive = fit if method == "naive" else METHODS["naive"].fit(ctx, labeled, options)
+    notes = list(fit.notes)
+    labels = list(ctx.locality.labels)
+    empty = ~np.isfinite(naive.estimate)
+    if empty.any():
+        message = (
+            f"{int(empty.sum())} grid point(s) have no labeled weight, so their estimate is NaN: "
+            f"{_format_points(labels, empty)}."
+        )
+        warnings.warn(message, EmptyNeighbourhoodWarning, stacklevel=3)
+        notes.append(message)
+    outside = np.isfinite(fit.estimate) & ((fit.estimate < 0.0) | (fit.estimate > 1.0))
+    if outside.any():
+        notes.append(
+            f"{int(outside.sum())} grid point(s) have estimates outside [0, 1]: "
+            f"{_format_points(labels, outside)}. The adjustment by the signals is linear and is "
+            "not clipped; with more labels there such estimates move back inside."
+        )
+    variance = fit.var_pool if target == "pool" else fit.var_population
+    sparse = np.isfinite(fit.estimate) & ~np.isfinite(variance) & METHODS[method].variance
+    if sparse.any():
+        message = (
+            f"{int(sparse.sum())} grid point(s) have too few labeled items for a variance "
+            f"estimate, so their se is NaN: {_format_points(labels, sparse)}."
+        )
+        warnings.warn(message, SparseNeighbourhoodWarning, stacklevel=3)
+        notes.append(message)
+    return fit, naive, notes
+
+
+def wrap_result(
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    fit: MethodFit,
+    naive: MethodFit,
+    *,
+    method: str,
+    target: Target,
+    level: float,
+    params: dict[str, Any],
+    notes: Sequence[str],
+) -> ProfileResult:
+    """Assemble the frozen result from a method fit and the naive fit on the same labels."""
+    pool = ctx.moments("none", np.zeros((ctx.n_pool, 0)))
+    variance = fit.var_pool if target == "pool" else fit.var_population
+    naive_var = naive.var_pool if target == "pool" else naive.var_population
+    n_lab_eff, labeled_mass = labeled_sizes(ctx, labeled)
+    z_names = ctx.table.z_names
+    return ProfileResult(
+        z=ctx.locality.labels,
+        estimate=fit.estimate,
+        se=np.sqrt(variance),
+        method=method,
+        target=target,
+        level=level,
+        naive_estimate=naive.estimate,
+        naive_se=np.sqrt(naive_var),
+        n_labeled_eff=n_lab_eff,
+        n_pool_eff=pool.n_eff,
+        labeled_mass=labeled_mass,
+        r2=fit.r2,
+        gain=fit.gain,
+        n_equivalent=n_lab_eff * fit.gain,
+        borrowed=fit.borrowed,
+        z_names=z_names,
+        kind=ctx.locality.kind,
+        n_labeled=labeled.n,
+        n_pool=ctx.n_pool,
+        params={**params, **fit.params},
+        notes=(*notes, *_gain_notes(ctx, fit.gain, variance, naive_var)),
+        df=fit.df,
+        bias_bound=fit.bias_bound,
+        unit_labels=bool(np.all((labeled.y >= 0.0) & (labeled.y <= 1.0))),
+    )
+
+
+def _gain_notes(
+    ctx: PoolContext, gain: FloatArray, variance: FloatArray, naive_var: FloatArray
+) -> list[str]:
+    """Say where the predicted gain is above 1 but the reported se exceeds naive_se."""
+    with np.errstate(invalid="ignore"):
+        odd = np.isfinite(variance) & np.isfinite(naive_var) & (gain > 1.0) & (variance > naive_var)
+    if not odd.any():
+        return []
+    return [
+        f"At {int(odd.sum())} grid point(s) the gold-only interval is narrower than this "
+        f"estimate's although the signals looked useful there: "
+        f"{_format_points(list(ctx.locality.labels), odd)}. With this few labels, fitting the "
+        "adjustment costs more precision than the signals give back (columns gain and "
+        "realized_gain give the numbers).",
+    ]
+
+
+def _sentence(prefix: str, text: str) -> str:
+    """``prefix + text``, or ``text`` capitalised when there is no prefix."""
+    return prefix + text if prefix else text[:1].upper() + text[1:]
+
+
+def pool_notes(
+    table: ItemTable, labeled: LabeledSet, method: str, *, prefix: str, stacklevel: int
+) -> list[str]:
+    """The table's own notes (imputed signals); warn (once each) about constant signals and a
+    fully labeled pool. Returns the messages.
+
+    ``prefix`` names the model or pair the table belongs to (empty for a single profile).
+    """
+    notes: list[str] = [_sentence(prefix, note) for note in table.notes]
+    if method == "naive":
+        return notes
+    sd = table.signals.std(axis=0) if table.signals.shape[1] else np.zeros(0)
+    constant = [n for n, s in zip(table.signal_names, sd, strict=True) if s == 0]
+    if constant:
+        message = _sentence(
+            prefix,
+            f"signal column(s) {constant} are constant over the pool and carry no information.",
+        )
+        warnings.warn(message, ConstantSignalWarning, stacklevel=stacklevel)
+        notes.append(message)
+    if labeled.n == table.n_pool:
+        message = _sentence(
+            prefix,
+            f"every one of the {table.n_pool} items is labeled, so the cheap signals cannot add "
+            f"information: {method} reduces to the naive local mean there.",
+        )
+        warnings.warn(message, FullyLabeledWarning, stacklevel=stacklevel)
+        notes.append(message)
+    return notes
