@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 import slicewise as sw
-from slicewise.studies.simulations import setting_b
+from slicewise.studies.paper_designs import setting_b
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 LLMBAR_JUDGES = (

@@ -26,7 +26,7 @@ from slicewise.methods.base import LabeledSet
 from slicewise.methods.options import MethodOptions
 from slicewise.methods.registry import METHODS
 from slicewise.methods.run import build_context
-from slicewise.studies.simulations import specialist
+from slicewise.studies.paper_designs import specialist
 
 SIZES = ((500, 200), (100_000, 2_000))
 

@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .api import profile
-    from .cascade import CascadePlan, cascade, cascade_break_even
     from .data.designs import DesignSample
     from .data.table import ItemTable, make_table
     from .datasets import load_demo
-    from .deploy import DeploymentScore, deployment_score, read_deploy
     from .domains import domains, sample, validate
     from .exceptions import InvalidParameterError, LabelSelectionWarning
-    from .gaps import ModelRanking, UnpairedLabelsWarning, gap, rank_models
     from .methods.registry import methods
-    from .models import ModelProfiles, profile_models
+    from .models.cascade import CascadePlan, cascade, cascade_break_even
+    from .models.deploy import DeploymentScore, deployment_score, read_deploy
+    from .models.gaps import ModelRanking, UnpairedLabelsWarning, gap, rank_models
+    from .models.profiles import ModelProfiles, profile_models
     from .planning.adaptive import next_items
     from .planning.plan import PlanResult, plan
     from .results import ConfidenceInterval, ProfileResult
@@ -38,36 +38,36 @@ if TYPE_CHECKING:
 
 #: Public name -> the module that defines it (relative to this package).
 _EXPORTS: dict[str, str] = {
-    "CascadePlan": ".cascade",
+    "CascadePlan": ".models.cascade",
     "ConfidenceInterval": ".results",
-    "DeploymentScore": ".deploy",
+    "DeploymentScore": ".models.deploy",
     "DesignSample": ".data.designs",
     "DomainResult": ".results_domain",
     "InvalidParameterError": ".exceptions",
     "ItemTable": ".data.table",
     "LabelSelectionWarning": ".exceptions",
-    "ModelProfiles": ".models",
-    "ModelRanking": ".gaps",
+    "ModelProfiles": ".models.profiles",
+    "ModelRanking": ".models.gaps",
     "PlanResult": ".planning.plan",
     "ProfileResult": ".results",
     "SelectionResult": ".selection.cv",
     "StudyResult": ".studies.summary",
-    "UnpairedLabelsWarning": ".gaps",
+    "UnpairedLabelsWarning": ".models.gaps",
     "ValidationResult": ".results_domain",
-    "cascade": ".cascade",
-    "cascade_break_even": ".cascade",
-    "deployment_score": ".deploy",
+    "cascade": ".models.cascade",
+    "cascade_break_even": ".models.cascade",
+    "deployment_score": ".models.deploy",
     "domains": ".domains",
-    "gap": ".gaps",
+    "gap": ".models.gaps",
     "load_demo": ".datasets",
     "make_table": ".data.table",
     "methods": ".methods.registry",
     "next_items": ".planning.adaptive",
     "plan": ".planning.plan",
     "profile": ".api",
-    "profile_models": ".models",
-    "rank_models": ".gaps",
-    "read_deploy": ".deploy",
+    "profile_models": ".models.profiles",
+    "rank_models": ".models.gaps",
+    "read_deploy": ".models.deploy",
     "sample": ".domains",
     "select": ".selection.cv",
     "study": ".studies.engine",

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import slicewise as sw
-from slicewise.studies.simulations import setting_b
+from slicewise.studies.paper_designs import setting_b
 
 REPS = 300
 

@@ -109,7 +109,7 @@ def test_profile_import_loads_no_sklearn_or_matplotlib() -> None:
 def test_functions_named_like_their_module_stay_functions() -> None:
     code = (
         "import slicewise as sw\n"
-        "import slicewise.cascade, slicewise.domains, slicewise.methods.registry\n"
+        "import slicewise.models.cascade, slicewise.domains, slicewise.methods.registry\n"
         "assert callable(sw.cascade) and callable(sw.domains) and callable(sw.methods)\n"
         "from slicewise import cascade, domains, methods\n"
         "assert all(callable(f) for f in (cascade, domains, methods))"

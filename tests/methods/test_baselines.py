@@ -31,7 +31,7 @@ from slicewise.methods.predictions import (
 )
 from slicewise.methods.registry import METHODS
 from slicewise.methods.run import build_context
-from slicewise.studies.simulations import setting_c
+from slicewise.studies.paper_designs import setting_c
 
 REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "ppi_reference.json"
 

@@ -10,7 +10,7 @@ import pytest
 
 import slicewise as sw
 from slicewise.data.table import make_table
-from slicewise.estimators.control_variate import CoefficientFit, shrunk_coefficient
+from slicewise.estimators.centered import CoefficientFit, shrunk_coefficient
 from slicewise.estimators.learned import cross_fit, learner_design
 from slicewise.methods.base import LabeledSet
 from slicewise.methods.run import build_context

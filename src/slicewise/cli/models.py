@@ -96,10 +96,10 @@ OPTION_USE: dict[str, tuple[str, object, tuple[str, ...]]] = {
 def _analysis_function(mode: str) -> Callable[..., Any]:
     """The library function behind each analysis."""
     from ..api import profile
-    from ..cascade import cascade
-    from ..deploy import deployment_score
-    from ..gaps import gap, rank_models
-    from ..models import profile_models
+    from ..models.cascade import cascade
+    from ..models.deploy import deployment_score
+    from ..models.gaps import gap, rank_models
+    from ..models.profiles import profile_models
 
     functions: dict[str, Callable[..., Any]] = {
         "single": profile,
@@ -261,7 +261,7 @@ def _report(args: argparse.Namespace, text: str, notes: Sequence[str], write: An
 
 
 def _run_models(args: argparse.Namespace, label: Any) -> int:
-    from ..models import profile_models
+    from ..models.profiles import profile_models
     from ..reports.model_output import format_models, write_models
 
     result = profile_models(
@@ -283,7 +283,7 @@ def _run_models(args: argparse.Namespace, label: Any) -> int:
 
 
 def _run_pair(args: argparse.Namespace, label: Any) -> int:
-    from ..gaps import gap
+    from ..models.gaps import gap
     from ..reports.output import format_table, write_outputs
 
     a, b = args.pair
@@ -309,7 +309,7 @@ def _run_pair(args: argparse.Namespace, label: Any) -> int:
 
 
 def _run_rank(args: argparse.Namespace, label: Any) -> int:
-    from ..gaps import rank_models
+    from ..models.gaps import rank_models
     from ..reports.model_output import format_ranking, write_ranking
 
     options: dict[str, Any] = {
@@ -375,7 +375,7 @@ def _deploy_tables(args: argparse.Namespace, label: Any) -> dict[str, tuple[Any,
 
 
 def _run_deploy(args: argparse.Namespace, label: Any) -> int:
-    from ..deploy import deployment_score, read_deploy
+    from ..models.deploy import deployment_score, read_deploy
     from ..reports.html_more import deploy_html
     from ..reports.model_output import format_deploy, write_deploy
 
@@ -413,7 +413,7 @@ def _run_deploy(args: argparse.Namespace, label: Any) -> int:
 
 
 def _run_cascade(args: argparse.Namespace, label: Any) -> int:
-    from ..cascade import cascade
+    from ..models.cascade import cascade
     from ..reports.output import format_table, write_outputs
 
     result = cascade(
@@ -434,7 +434,7 @@ def _run_cascade(args: argparse.Namespace, label: Any) -> int:
 
 
 def _report_break_even(args: argparse.Namespace, result: Any) -> None:
-    from ..cascade import cascade_break_even
+    from ..models.cascade import cascade_break_even
     from ..reports.model_output import format_plan, plan_frame, write_plan
 
     r2_xs = np.asarray(result.params["r2_y_xs"], dtype=np.float64)

@@ -48,7 +48,7 @@ import numpy as np
 
 from .._typing import FloatArray, IntArray, KernelMatrix
 from ..moments.sums import LabeledMoments, PoolMoments, take_rows
-from .control_variate import CoefficientFit, centered_estimate, ridge_coefficient
+from .centered import CoefficientFit, centered_estimate, ridge_coefficient
 
 
 @dataclass(frozen=True, eq=False)

@@ -36,7 +36,7 @@ import numpy as np
 
 from .._typing import FloatArray
 from ..estimators.cascade import CascadeMoments
-from ..estimators.control_variate import CoefficientFit
+from ..estimators.centered import CoefficientFit
 from .variance import small_sample_factor
 
 

@@ -70,7 +70,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._typing import FloatArray, IntArray, PoolKernel
-from ..estimators.control_variate import CoefficientFit
+from ..estimators.centered import CoefficientFit
 from ..moments.sums import column_sums, take_rows
 
 

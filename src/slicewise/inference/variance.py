@@ -81,7 +81,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._typing import FloatArray
-from ..estimators.control_variate import CoefficientFit
+from ..estimators.centered import CoefficientFit
 from ..moments.sums import LabeledMoments, PoolMoments
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from .._typing import BoolArray, FloatArray, IntArray, KernelMatrix, PoolKernel
 from ..data.table import ItemTable
-from ..estimators.control_variate import CoefficientFit, centered_estimate
+from ..estimators.centered import CoefficientFit, centered_estimate
 from ..inference.variance import local_variance
 from ..locality.weights import BlockKernel, Locality
 from ..moments.pool import ScaleSums, moments_from_sums, scale_sums

@@ -5,7 +5,7 @@ Every candidate here is a centered control variate theta_hat(z) = Ybar_L(z) - c(
 Xbar_T(z)}, unbiased for the profile whatever its coefficient; candidates differ in the features X
 (the standardised signals; a cross-fitted prediction of Y from (Z, S) with or without the signals)
 and the coefficient rule (the local ridge coefficient at nuisance bandwidth b, shrunk toward the
-pooled one with strength kappa, :func:`~slicewise.estimators.control_variate.shrunk_coefficient`).
+pooled one with strength kappa, :func:`~slicewise.estimators.centered.shrunk_coefficient`).
 Because all are unbiased, the one with the smallest variance has the smallest error; the
 variances are compared on out-of-fold residuals
 (:func:`~slicewise.inference.cv_variance.cross_validated_contributions`), which penalise coefficients
@@ -23,7 +23,7 @@ import numpy as np
 
 from .._typing import FloatArray, IntArray, KernelMatrix
 from ..data.folds import balanced_folds
-from ..estimators.control_variate import (
+from ..estimators.centered import (
     CoefficientFit,
     ridge_coefficient,
     shrunk_coefficient,
@@ -620,7 +620,7 @@ def fit_lace_shrunk(ctx: PoolContext, labeled: LabeledSet, options: MethodOption
     """LACE with the local coefficient shrunk toward the pooled one (borrowing strength).
 
     beta(z) = omega(z) beta_local(z) + (1 - omega(z)) beta_pool with omega = n_eff,b / (n_eff,b +
-    kappa) (:func:`~slicewise.estimators.control_variate.shrunk_coefficient`). Unless ``shrinkage``
+    kappa) (:func:`~slicewise.estimators.centered.shrunk_coefficient`). Unless ``shrinkage``
     (kappa) and ``nuisance_scale`` are given, both are chosen by cross-validated variance over
     kappa in {0, 4, 16, 64, inf} and b / h in {1, 2} (ordered profiles). Variance as for LACE.
     """

@@ -1,6 +1,6 @@
 """Naive, LACE and the LACE ablations of the paper's comparison (Section 5.2).
 
-All are centered control variates (:mod:`slicewise.estimators.control_variate`) that differ only
+All are centered control variates (:mod:`slicewise.estimators.centered`) that differ only
 in the features and the coefficient, and all weight by known inclusion probabilities when the
 labeled set carries them (``LabeledSet.pi``: Hajek local means, design variances of
 :mod:`slicewise.inference.variance`):
@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._typing import FloatArray, IntArray
-from ..estimators.control_variate import CoefficientFit, residual_estimate, ridge_coefficient
+from ..estimators.centered import CoefficientFit, residual_estimate, ridge_coefficient
 from ..moments.sums import LabeledMoments, PoolMoments
 from .base import LabeledSet, MethodFit, PoolContext, linear_fit
 from .options import MethodOptions

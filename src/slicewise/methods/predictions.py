@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._typing import FloatArray
-from ..estimators.control_variate import CoefficientFit, ridge_coefficient
+from ..estimators.centered import CoefficientFit, ridge_coefficient
 from ..estimators.predictors import (
     cross_fitted_predictions,
     pool_predictions,

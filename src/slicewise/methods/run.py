@@ -4,8 +4,8 @@
 the notes and parameters the caller's input gave) under validated
 :class:`~slicewise.methods.options.MethodOptions`, and wraps the frozen
 :class:`~slicewise.results.ProfileResult`. :func:`slicewise.profile`, :func:`slicewise.select`,
-the multi-model functions (:mod:`slicewise.models`, :mod:`slicewise.gaps`,
-:mod:`slicewise.deploy`, :mod:`slicewise.cascade`), the out-of-core sources and the study engine
+the multi-model functions (:mod:`slicewise.models.profiles`, :mod:`slicewise.models.gaps`,
+:mod:`slicewise.models.deploy`, :mod:`slicewise.models.cascade`), the out-of-core sources and the study engine
 all call it (or its two halves, :func:`fit_with_warnings` and :func:`wrap_result`, when they
 score many label draws on one context).
 """

@@ -12,7 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._typing import FloatArray, IntArray
-from ..estimators.control_variate import centered_estimate, ridge_coefficient
+from ..estimators.centered import centered_estimate, ridge_coefficient
 from ..estimators.predictors import cross_fitted_predictions
 from ..moments.sums import LabeledMoments, PoolMoments
 from .base import LabeledSet, MethodFit, PoolContext

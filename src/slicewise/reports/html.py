@@ -26,7 +26,7 @@ from . import text
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from ..models import ModelProfiles
+    from ..models.profiles import ModelProfiles
     from ..results import ProfileResult
     from ..results_domain import DomainResult
     from ..studies.summary import StudyResult

@@ -27,8 +27,8 @@ from .html import (
 )
 
 if TYPE_CHECKING:
-    from ..deploy import DeploymentScore
-    from ..gaps import ModelRanking
+    from ..models.deploy import DeploymentScore
+    from ..models.gaps import ModelRanking
     from ..planning.plan import PlanResult
 
 

@@ -1,9 +1,9 @@
 """Readable tables and output files for several models.
 
-Per-model profiles (:class:`~slicewise.models.ModelProfiles`), rankings
-(:class:`~slicewise.gaps.ModelRanking`), deployment-weighted scores
-(:class:`~slicewise.deploy.DeploymentScore`, one per model) and the cascade's break-even advice
-(:class:`~slicewise.cascade.CascadePlan`). Each writer puts ``<stem>.csv`` and ``<stem>.json``
+Per-model profiles (:class:`~slicewise.models.profiles.ModelProfiles`), rankings
+(:class:`~slicewise.models.gaps.ModelRanking`), deployment-weighted scores
+(:class:`~slicewise.models.deploy.DeploymentScore`, one per model) and the cascade's break-even advice
+(:class:`~slicewise.models.cascade.CascadePlan`). Each writer puts ``<stem>.csv`` and ``<stem>.json``
 (and, with matplotlib, ``<stem>.png``) into a directory and returns the written paths.
 """
 
@@ -24,10 +24,10 @@ from .output import TABLE_COLUMNS, _records
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from ..cascade import CascadePlan
-    from ..deploy import DeploymentScore
-    from ..gaps import ModelRanking
-    from ..models import ModelProfiles
+    from ..models.cascade import CascadePlan
+    from ..models.deploy import DeploymentScore
+    from ..models.gaps import ModelRanking
+    from ..models.profiles import ModelProfiles
     from ..results import ProfileResult
 
 

@@ -22,9 +22,9 @@ from .plot import (
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from ..deploy import DeploymentScore
-    from ..gaps import ModelRanking
-    from ..models import ModelProfiles
+    from ..models.deploy import DeploymentScore
+    from ..models.gaps import ModelRanking
+    from ..models.profiles import ModelProfiles
 
 
 def plot_model_profiles(

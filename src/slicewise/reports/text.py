@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
-    from ..models import ModelProfiles
+    from ..models.profiles import ModelProfiles
     from ..results import ProfileResult
     from ..results_domain import DomainResult
     from ..studies.summary import StudyResult

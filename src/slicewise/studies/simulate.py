@@ -1,7 +1,7 @@
 """Repeated-pool simulations of the LACE paper's Appendix I and the pointwise gain-formula check.
 
 Each replication redraws the pool (Y and S, and Z for continuous designs) from a frozen
-:class:`~slicewise.studies.simulations.Design`, draws nested labeled prefixes of one permutation
+:class:`~slicewise.studies.paper_designs.Design`, draws nested labeled prefixes of one permutation
 for the budgets, and fits every method. The comparison truth is the design's population profile
 theta(z) (``target='population'``) or the realized pool profile of that replication
 (``target='pool'``).
@@ -23,7 +23,7 @@ from ..data.table import make_table
 from ..methods.options import DEFAULTS, MethodOptions
 from ..methods.run import build_context
 from .engine import SplitFits, _check_study_args, _progress, fit_splits, pool_profile
-from .simulations import DESIGNS, Design
+from .paper_designs import DESIGNS, Design
 from .summary import CellStudy, StudyResult, log_re_influence, unit_labels
 
 FUNC = "simulate"

@@ -11,11 +11,11 @@ from typing import Literal
 
 import numpy as np
 
-from ._typing import FloatArray, IntArray, Target
-from .inference.influence import influence_block, influence_scale
-from .methods.base import MethodFit
-from .methods.control_variates import LinearPieces
-from .moments.sums import take_rows
+from .._typing import FloatArray, IntArray, Target
+from ..inference.influence import influence_block, influence_scale
+from ..methods.base import MethodFit
+from ..methods.control_variates import LinearPieces
+from ..moments.sums import take_rows
 
 LinearMethod = Literal["lace", "global_cv", "naive"]
 LINEAR_METHODS: tuple[LinearMethod, ...] = ("lace", "global_cv", "naive")

@@ -37,22 +37,22 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ._linear import scaled_influence
-from ._typing import FloatArray, Kind, ObjectArray, Target
-from ._validation import check_choice, check_common, check_level, check_positive_int, check_rng
-from .data.pairs import PAIRED_SIGNALS, PairData, PairedSignals, common_items, labeled_for_all
-from .data.pairs import pair_data as make_pair
-from .data.panel import LabelSpec, SignalSpec, make_panel
-from .exceptions import SlicewiseWarning
-from .inference.influence import correlation
-from .inference.simultaneous import clean_df, min_p_draws, per_interval_level, t_critical
-from .locality.weights import make_locality
-from .methods.base import LabeledSet, MethodFit, PoolContext
-from .methods.control_variates import LINEAR_METHODS, LinearMethod, linear_pieces
-from .methods.options import DEFAULTS, MethodOptions
-from .methods.registry import METHODS
-from .methods.run import Problem, check_method_needs, fit_with_warnings, pool_notes, run
-from .results import ConfidenceInterval, ProfileResult, normal_interval
+from .._typing import FloatArray, Kind, ObjectArray, Target
+from .._validation import check_choice, check_common, check_level, check_positive_int, check_rng
+from ..data.pairs import PAIRED_SIGNALS, PairData, PairedSignals, common_items, labeled_for_all
+from ..data.pairs import pair_data as make_pair
+from ..data.panel import LabelSpec, SignalSpec, make_panel
+from ..exceptions import SlicewiseWarning
+from ..inference.influence import correlation
+from ..inference.simultaneous import clean_df, min_p_draws, per_interval_level, t_critical
+from ..locality.weights import make_locality
+from ..methods.base import LabeledSet, MethodFit, PoolContext
+from ..methods.control_variates import LINEAR_METHODS, LinearMethod, linear_pieces
+from ..methods.options import DEFAULTS, MethodOptions
+from ..methods.registry import METHODS
+from ..methods.run import Problem, check_method_needs, fit_with_warnings, pool_notes, run
+from ..results import ConfidenceInterval, ProfileResult, normal_interval
+from .influence import scaled_influence
 
 Correction = Literal["maxt", "bonferroni"]
 CORRECTIONS: tuple[Correction, ...] = ("maxt", "bonferroni")

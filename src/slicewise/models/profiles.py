@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._typing import FloatArray, KernelMatrix, Kind, ObjectArray, Target
-from ._validation import check_choice, check_common, check_level, check_rng
-from .data.panel import LabelSpec, ModelPanel, SignalSpec, make_panel
-from .data.table import MissingRule
-from .locality.weights import Locality, make_locality
-from .methods.base import LabeledSet, PoolContext
-from .methods.options import DEFAULTS, MethodOptions
-from .methods.registry import METHODS
-from .methods.run import Problem, pool_notes, run
-from .moments.sums import take_rows
-from .results import ConfidenceInterval, ProfileResult
+from .._typing import FloatArray, KernelMatrix, Kind, ObjectArray, Target
+from .._validation import check_choice, check_common, check_level, check_rng
+from ..data.panel import LabelSpec, ModelPanel, SignalSpec, make_panel
+from ..data.table import MissingRule
+from ..locality.weights import Locality, make_locality
+from ..methods.base import LabeledSet, PoolContext
+from ..methods.options import DEFAULTS, MethodOptions
+from ..methods.registry import METHODS
+from ..methods.run import Problem, pool_notes, run
+from ..moments.sums import take_rows
+from ..results import ConfidenceInterval, ProfileResult
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -172,7 +172,7 @@ class ModelProfiles:
 
     def summary(self) -> str:
         """A readable report: what was estimated, per model the method, table and warnings."""
-        from .reports.text import models_summary
+        from ..reports.text import models_summary
 
         return models_summary(self)
 
@@ -194,7 +194,7 @@ class ModelProfiles:
         and how to reproduce it. ``label`` names the measured column; ``context`` adds rows
         such as ``{'data': 'items.csv', 'signals': 'judge, conf', 'command': '...'}``.
         """
-        from .reports.html import models_html
+        from ..reports.html import models_html
 
         return models_html(self, path, title=title, label=label, context=context)
 
@@ -206,7 +206,7 @@ class ModelProfiles:
         models: Sequence[str] | None = None,
     ) -> Axes:
         """One line (continuous Z) or one set of error bars (discrete Z) per model, with bands."""
-        from .reports.plot_models import plot_model_profiles
+        from ..reports.plot_models import plot_model_profiles
 
         return plot_model_profiles(self, ax=ax, level=level, models=models)
 

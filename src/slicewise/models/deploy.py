@@ -46,20 +46,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._linear import scaled_influence
-from ._typing import FloatArray, IntArray, Kind, ObjectArray, Target
-from ._validation import check_choice, check_common, check_level
-from .data.files import read_table
-from .data.table import make_table
-from .estimators.control_variate import CoefficientFit, ridge_coefficient
-from .estimators.density_ratio import kde_density_ratio
-from .inference.influence import dense_rows
-from .methods.base import LabeledSet, MethodFit, PoolContext, linear_fit
-from .methods.control_variates import LINEAR_METHODS, LinearMethod, linear_pieces
-from .methods.options import DEFAULTS, MethodOptions
-from .methods.run import build_context, check_method_needs, fit_with_warnings, pool_notes
-from .moments.sums import LabeledMoments, PoolMoments
-from .results import ConfidenceInterval, normal_interval
+from .._typing import FloatArray, IntArray, Kind, ObjectArray, Target
+from .._validation import check_choice, check_common, check_level
+from ..data.files import read_table
+from ..data.table import make_table
+from ..estimators.centered import CoefficientFit, ridge_coefficient
+from ..estimators.density_ratio import kde_density_ratio
+from ..inference.influence import dense_rows
+from ..methods.base import LabeledSet, MethodFit, PoolContext, linear_fit
+from ..methods.control_variates import LINEAR_METHODS, LinearMethod, linear_pieces
+from ..methods.options import DEFAULTS, MethodOptions
+from ..methods.run import build_context, check_method_needs, fit_with_warnings, pool_notes
+from ..moments.sums import LabeledMoments, PoolMoments
+from ..results import ConfidenceInterval, normal_interval
+from .influence import scaled_influence
 
 FUNC = "deployment_score"
 
