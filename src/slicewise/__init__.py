@@ -25,9 +25,11 @@ if TYPE_CHECKING:
     from .exceptions import InvalidParameterError, LabelSelectionWarning
     from .methods.registry import methods
     from .models.cascade import CascadePlan, cascade, cascade_break_even
-    from .models.deploy import DeploymentScore, deployment_score, read_deploy
-    from .models.gaps import ModelRanking, UnpairedLabelsWarning, gap, rank_models
+    from .models.deploy import DeploymentScore, deployment_score
+    from .models.deploy_mix import read_deploy
+    from .models.gaps import UnpairedLabelsWarning, gap
     from .models.profiles import ModelProfiles, profile_models
+    from .models.ranking import ModelRanking, rank_models
     from .planning.adaptive import next_items
     from .planning.plan import PlanResult, plan
     from .results import ConfidenceInterval, ProfileResult
@@ -47,7 +49,7 @@ _EXPORTS: dict[str, str] = {
     "ItemTable": ".data.table",
     "LabelSelectionWarning": ".exceptions",
     "ModelProfiles": ".models.profiles",
-    "ModelRanking": ".models.gaps",
+    "ModelRanking": ".models.ranking",
     "PlanResult": ".planning.plan",
     "ProfileResult": ".results",
     "SelectionResult": ".selection.cv",
@@ -66,8 +68,8 @@ _EXPORTS: dict[str, str] = {
     "plan": ".planning.plan",
     "profile": ".api",
     "profile_models": ".models.profiles",
-    "rank_models": ".models.gaps",
-    "read_deploy": ".models.deploy",
+    "rank_models": ".models.ranking",
+    "read_deploy": ".models.deploy_mix",
     "sample": ".domains",
     "select": ".selection.cv",
     "study": ".studies.engine",

@@ -98,8 +98,9 @@ def _analysis_function(mode: str) -> Callable[..., Any]:
     from ..api import profile
     from ..models.cascade import cascade
     from ..models.deploy import deployment_score
-    from ..models.gaps import gap, rank_models
+    from ..models.gaps import gap
     from ..models.profiles import profile_models
+    from ..models.ranking import rank_models
 
     functions: dict[str, Callable[..., Any]] = {
         "single": profile,
@@ -309,7 +310,7 @@ def _run_pair(args: argparse.Namespace, label: Any) -> int:
 
 
 def _run_rank(args: argparse.Namespace, label: Any) -> int:
-    from ..models.gaps import rank_models
+    from ..models.ranking import rank_models
     from ..reports.model_output import format_ranking, write_ranking
 
     options: dict[str, Any] = {
@@ -375,7 +376,8 @@ def _deploy_tables(args: argparse.Namespace, label: Any) -> dict[str, tuple[Any,
 
 
 def _run_deploy(args: argparse.Namespace, label: Any) -> int:
-    from ..models.deploy import deployment_score, read_deploy
+    from ..models.deploy import deployment_score
+    from ..models.deploy_mix import read_deploy
     from ..reports.html_more import deploy_html
     from ..reports.model_output import format_deploy, write_deploy
 

@@ -28,7 +28,7 @@ from .html import (
 
 if TYPE_CHECKING:
     from ..models.deploy import DeploymentScore
-    from ..models.gaps import ModelRanking
+    from ..models.ranking import ModelRanking
     from ..planning.plan import PlanResult
 
 

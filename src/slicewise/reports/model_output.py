@@ -1,7 +1,7 @@
 """Readable tables and output files for several models.
 
 Per-model profiles (:class:`~slicewise.models.profiles.ModelProfiles`), rankings
-(:class:`~slicewise.models.gaps.ModelRanking`), deployment-weighted scores
+(:class:`~slicewise.models.ranking.ModelRanking`), deployment-weighted scores
 (:class:`~slicewise.models.deploy.DeploymentScore`, one per model) and the cascade's break-even advice
 (:class:`~slicewise.models.cascade.CascadePlan`). Each writer puts ``<stem>.csv`` and ``<stem>.json``
 (and, with matplotlib, ``<stem>.png``) into a directory and returns the written paths.
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
     from ..models.cascade import CascadePlan
     from ..models.deploy import DeploymentScore
-    from ..models.gaps import ModelRanking
     from ..models.profiles import ModelProfiles
+    from ..models.ranking import ModelRanking
     from ..results import ProfileResult
 
 

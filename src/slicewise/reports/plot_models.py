@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from ..models.deploy import DeploymentScore
-    from ..models.gaps import ModelRanking
     from ..models.profiles import ModelProfiles
+    from ..models.ranking import ModelRanking
 
 
 def plot_model_profiles(
