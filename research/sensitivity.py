@@ -451,7 +451,7 @@ def _with_value(options: MethodOptions, parameter: str, value: float) -> MethodO
         raise ValueError(
             f"Unknown tuning parameter {parameter!r} (not an option of MethodOptions)."
         )
-    typed: float | int = int(value) if parameter == "strata" else float(value)
+    typed: float | int = int(value) if parameter == "strata_count" else float(value)
     changes: dict[str, Any] = {parameter: typed}
     return dataclasses.replace(options, **changes)
 

@@ -41,7 +41,7 @@ def profile(
     primary: str | None = None,
     coef: FloatArray | Callable[[Any], Any] | None = None,
     C: float = DEFAULTS.C,
-    strata: int = DEFAULTS.strata,
+    strata_count: int = DEFAULTS.strata_count,
     ppci_multiplier: float = DEFAULTS.ppci_multiplier,
     ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
     shrinkage: float | None = None,
@@ -96,7 +96,7 @@ def profile(
     C : float, default 1
         Inverse L2 regularisation of the logistic predictors (plug-in, augmented plug-in, scalar
         prediction CV, PPCI and StratPPI composites), on standardised covariates.
-    strata : int, default 5
+    strata_count : int, default 5
         Number of equal-width strata in Z for ``method='strat_ppi'``.
     ppci_multiplier : float, default 1
         Multiplier of the L-curve Tikhonov parameter for ``method='ppci'``.

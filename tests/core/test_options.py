@@ -33,7 +33,7 @@ BAD = {
     "nuisance_scale": (0.5, "a float >= 1 (b >= h) or inf"),
     "C": (0.0, "a finite float > 0"),
     "ppci_multiplier": (math.nan, "a finite float > 0"),
-    "strata": (1, "an integer >= 2"),
+    "strata_count": (1, "an integer >= 2"),
     "ppi_bandwidth_scale": ("wide", "a finite float > 0"),
     "shrinkage": (-2.0, "a float >= 0 (inf pools the coefficient) or None"),
     "learner": ("forest", "one of 'logistic', 'boosting'"),
@@ -68,11 +68,11 @@ def test_public_functions_raise_the_declared_error() -> None:
 
 
 def test_values_are_normalised() -> None:
-    options = MethodOptions(ridge=1, strata=np.int64(3), shrinkage=math.inf, rng=4)
+    options = MethodOptions(ridge=1, strata_count=np.int64(3), shrinkage=math.inf, rng=4)
     assert isinstance(options.ridge, float)
     assert options.ridge == 1.0
-    assert type(options.strata) is int
-    assert options.strata == 3
+    assert type(options.strata_count) is int
+    assert options.strata_count == 3
     assert options.shrinkage == math.inf
     assert isinstance(options.rng, np.random.Generator)
     # None means the fixed seed: two default option sets draw the same numbers

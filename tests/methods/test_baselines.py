@@ -397,8 +397,10 @@ def test_setting_c_relative_efficiency() -> None:
 # --------------------------------------------------------------------------------------------
 def test_strat_ppi_needs_at_least_two_strata() -> None:
     frame = continuous_frame()
-    with pytest.raises(ValueError, match=r"'strata' parameter of profile must be an integer >= 2"):
-        sw.profile(frame, z="z", signals=SIGNALS, label="y", method="strat_ppi", strata=1)
+    with pytest.raises(
+        ValueError, match=r"'strata_count' parameter of profile must be an integer >= 2"
+    ):
+        sw.profile(frame, z="z", signals=SIGNALS, label="y", method="strat_ppi", strata_count=1)
 
 
 def test_strat_ppi_needs_one_dimensional_profile() -> None:

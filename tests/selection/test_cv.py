@@ -106,7 +106,7 @@ def test_cv_scores_match_a_slow_recomputation() -> None:
 
 
 @pytest.mark.parametrize(
-    ("method", "keyword"), [("lace", "ridge"), ("aug_plugin", "C"), ("strat_ppi", "strata")]
+    ("method", "keyword"), [("lace", "ridge"), ("aug_plugin", "C"), ("strat_ppi", "strata_count")]
 )
 def test_refit_equals_profile_with_the_chosen_value(method: str, keyword: str) -> None:
     rng = np.random.default_rng(9)

@@ -167,10 +167,10 @@ def resolve_strata_count(args: argparse.Namespace) -> None:
                 f"--inclusion COL). For the number of strata of strat_ppi use --strata-count N. "
                 f"Got --strata {old!r}."
             )
-        if args.strata is not None:
+        if args.strata_count is not None:
             raise ValueError(
                 f"--strata {old} is the old spelling of --strata-count; give one of them, not "
-                f"both (got --strata-count {args.strata})."
+                f"both (got --strata-count {args.strata_count})."
             )
         print(
             f"warning: --strata {old} in slicewise profile is now spelled --strata-count {old} "
@@ -178,7 +178,7 @@ def resolve_strata_count(args: argparse.Namespace) -> None:
             "for now.",
             file=sys.stderr,
         )
-        args.strata = int(old)
+        args.strata_count = int(old)
 
 
 @contextmanager

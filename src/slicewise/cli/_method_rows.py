@@ -134,7 +134,7 @@ ROWS: tuple[Row, ...] = (
         "profile",
         "StratPPI (Fisch et al. 2024): PPI++ in equal-width Z strata, interpolated (no interval).",
         "signals, continuous",
-        "strata",
+        "strata_count",
         "3, 4, 5, 7, 10",
         False,
         False,

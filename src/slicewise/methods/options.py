@@ -201,11 +201,10 @@ class MethodOptions:
         Interval(0.0, closed="neither"),
         "multiplier of the L-curve Tikhonov parameter (ppci)",
     )
-    strata: int = option(
+    strata_count: int = option(
         5,
         Interval(2.0, integer=True),
         "number of equal-width strata in Z (strat_ppi)",
-        flag="--strata-count",
     )
     ppi_bandwidth_scale: float = option(
         1.0,

@@ -147,7 +147,7 @@ _SPECS = (
         "strat_ppi",
         "StratPPI (Fisch et al. 2024): PPI++ in equal-width Z strata, interpolated (no interval).",
         ("signals", "continuous"),
-        "strata",
+        "strata_count",
         STRATA_GRID,
         False,
         fit_strat_ppi,

@@ -50,7 +50,7 @@ def fit_strat_ppi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
         Needs a one-dimensional ordered profile.
     labeled : LabeledSet
     options : MethodOptions
-        Reads ``strata`` (number of strata G_s >= 2), ``C`` and ``rng`` (the
+        Reads ``strata_count`` (number of strata G_s >= 2), ``C`` and ``rng`` (the
         cross-fitting folds of the composite).
 
     Returns
@@ -64,7 +64,7 @@ def fit_strat_ppi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
     Raises
     ------
     ValueError
-        If ``strata`` < 2 or the profile has several dimensions.
+        If ``strata_count`` < 2 or the profile has several dimensions.
 
     Notes
     -----
@@ -87,10 +87,10 @@ def fit_strat_ppi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
     Fisch, A. et al. (2024), Stratified prediction-powered inference for effective hybrid
     evaluation of language models. LACE paper, Section 5.2 ("StratPPI") and Appendix H.1.
     """
-    count = options.strata
+    count = options.strata_count
     if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 2:
         raise ValueError(
-            f"The 'strata' parameter of profile must be an integer >= 2 for method 'strat_ppi'. "
+            f"The 'strata_count' parameter of profile must be an integer >= 2 for method 'strat_ppi'. "
             f"Got {count!r} instead."
         )
     if ctx.table.z.shape[1] != 1:
@@ -127,7 +127,7 @@ def fit_strat_ppi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
         gain=np.ones(g),
         borrowed=np.zeros(g, dtype=bool),
         params={
-            "strata": int(count),
+            "strata_count": int(count),
             "C": options.C,
             "stratum_centers": centers.tolist(),
             "stratum_estimates": stratum_estimate.tolist(),

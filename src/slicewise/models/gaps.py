@@ -127,7 +127,7 @@ def gap(
     nuisance_scale: float = DEFAULTS.nuisance_scale,
     ridge: float = DEFAULTS.ridge,
     C: float = DEFAULTS.C,
-    strata: int = DEFAULTS.strata,
+    strata_count: int = DEFAULTS.strata_count,
     ppci_multiplier: float = DEFAULTS.ppci_multiplier,
     ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
     level: float = 0.95,
@@ -154,7 +154,7 @@ def gap(
         their differences S_a - S_b (K columns; fewer coefficients to estimate from few pairs).
         Signal columns whose values agree for the two models (item-level signals such as
         difficulty) enter once either way.
-    grid, bandwidth, nuisance_scale, ridge, C, strata, ppci_multiplier, ppi_bandwidth_scale
+    grid, bandwidth, nuisance_scale, ridge, C, strata_count, ppci_multiplier, ppi_bandwidth_scale
         As in :func:`slicewise.profile`. The grid is built from the Z of both models' items.
     level : float, default 0.95
     target : {'pool', 'population'}, default 'pool'

@@ -283,7 +283,7 @@ def profile_models(
     primary: str | Mapping[str, str] | None = None,
     coef: FloatArray | Callable[[Any], Any] | None = None,
     C: float = DEFAULTS.C,
-    strata: int = DEFAULTS.strata,
+    strata_count: int = DEFAULTS.strata_count,
     ppci_multiplier: float = DEFAULTS.ppci_multiplier,
     ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
     shrinkage: float | None = None,
@@ -315,7 +315,7 @@ def profile_models(
         Model column of a long table (omit for a wide table).
     models : list of str, optional
         Models to profile, in this order (default: all, in order of appearance).
-    kind, method, grid, bandwidth, nuisance_scale, ridge, coef, C, strata, ppci_multiplier,
+    kind, method, grid, bandwidth, nuisance_scale, ridge, coef, C, strata_count, ppci_multiplier,
     ppi_bandwidth_scale, shrinkage, learner, folds, smooth, level, target
         As in :func:`slicewise.profile`, applied to every model.
     primary : str or mapping, optional

@@ -45,9 +45,9 @@ class SelectionResult:
     method : str
     parameter : str
         The tuned option of :class:`~slicewise.methods.base.MethodOptions` (for example 'ridge',
-        'C', 'ppci_multiplier', 'strata' or 'ppi_bandwidth_scale').
+        'C', 'ppci_multiplier', 'strata_count' or 'ppi_bandwidth_scale').
     chosen : float or int
-        The selected value (an int for 'strata').
+        The selected value (an int for 'strata_count').
     grid : ndarray of shape (P,)
         The candidate values, in the order given.
     scores : ndarray of shape (P, K)
@@ -87,7 +87,7 @@ class SelectionResult:
     def curve(self) -> pd.DataFrame:
         """The CV curve: one row per candidate; columns param, fold_1 ... fold_K, mean."""
         frame = pd.DataFrame({"param": self.grid})
-        if self.parameter == "strata":
+        if self.parameter == "strata_count":
             frame["param"] = frame["param"].astype(int)
         for k in range(self.scores.shape[1]):
             frame[f"fold_{k + 1}"] = self.scores[:, k]
@@ -101,7 +101,7 @@ def _check_grid(values: object, parameter: str, method: str) -> FloatArray:
 
 
 def _candidate(options: MethodOptions, parameter: str, value: float) -> MethodOptions:
-    typed: float | int = int(value) if parameter == "strata" else float(value)
+    typed: float | int = int(value) if parameter == "strata_count" else float(value)
     changes: dict[str, Any] = {parameter: typed}
     return dataclasses.replace(options, **changes)
 
@@ -158,7 +158,7 @@ def select(
     ridge: float = DEFAULTS.ridge,
     coef: FloatArray | Callable[[Any], Any] | None = None,
     C: float = DEFAULTS.C,
-    strata: int = DEFAULTS.strata,
+    strata_count: int = DEFAULTS.strata_count,
     ppci_multiplier: float = DEFAULTS.ppci_multiplier,
     ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
     id: str | None = None,
@@ -181,7 +181,7 @@ def select(
         Randomness of the folds and of methods that cross-fit. The refit on all of L uses the
         same stream as :func:`slicewise.profile` with the same ``rng`` would, so with an int seed
         the refit equals ``profile(..., <parameter>=chosen, rng=seed)``.
-    nuisance_scale, ridge, coef, C, strata, ppci_multiplier, ppi_bandwidth_scale
+    nuisance_scale, ridge, coef, C, strata_count, ppci_multiplier, ppi_bandwidth_scale
         The method's other options, as in :func:`slicewise.profile`; the tuned one is replaced by
         each candidate in turn.
 

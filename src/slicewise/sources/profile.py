@@ -69,7 +69,7 @@ def profile_source(
     primary: str | None = None,
     coef: FloatArray | Callable[[Any], Any] | None = None,
     C: float = 1.0,
-    strata: int = 5,
+    strata_count: int = 5,
     ppci_multiplier: float = 1.0,
     ppi_bandwidth_scale: float = 1.0,
     shrinkage: float | None = None,

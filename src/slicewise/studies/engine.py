@@ -180,7 +180,7 @@ def study(
     ridge: float = DEFAULTS.ridge,
     nuisance_scale: float = DEFAULTS.nuisance_scale,
     C: float = DEFAULTS.C,
-    strata: int = DEFAULTS.strata,
+    strata_count: int = DEFAULTS.strata_count,
     ppci_multiplier: float = DEFAULTS.ppci_multiplier,
     ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
     target: Target = "pool",
@@ -204,7 +204,7 @@ def study(
         Label budgets n; the labeled sets are nested prefixes of one permutation per split.
     reps : int
         Number of matched splits B.
-    ridge, nuisance_scale, C, strata, ppci_multiplier, ppi_bandwidth_scale
+    ridge, nuisance_scale, C, strata_count, ppci_multiplier, ppi_bandwidth_scale
         Method options, shared by every method (see :func:`slicewise.profile`).
     target : {'pool', 'population'}
         Which variance the recorded intervals use. The comparison truth is the realized full-pool

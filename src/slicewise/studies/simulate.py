@@ -39,7 +39,7 @@ def simulate(
     ridge: float = DEFAULTS.ridge,
     nuisance_scale: float = DEFAULTS.nuisance_scale,
     C: float = DEFAULTS.C,
-    strata: int = DEFAULTS.strata,
+    strata_count: int = DEFAULTS.strata_count,
     bandwidth: float | None = None,
     primary: str | None = "s1",
     level: float = 0.95,
@@ -58,7 +58,7 @@ def simulate(
     reps : int
         Replications (pools); the paper uses 300.
     target : {'population', 'pool'}
-    ridge, nuisance_scale, C, strata
+    ridge, nuisance_scale, C, strata_count
         Method options (the paper's defaults: ridge 0.3, b = h, C = 1).
     bandwidth : float, optional
         Profile bandwidth for the continuous design (default: the rule-of-thumb h0 of each pool).
@@ -86,7 +86,7 @@ def simulate(
         nuisance_scale=nuisance_scale,
         coef=chosen.oracle_coef(),
         C=C,
-        strata=strata,
+        strata_count=strata_count,
         rng=generator,
         func=FUNC,
     )
