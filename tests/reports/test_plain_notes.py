@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from _report_data import frame
 
 import slicewise as sw
@@ -70,3 +71,42 @@ def test_profile_notes_are_plain(results: dict[str, Any]) -> None:
     res = sw.profile(data, z="subject", signals=["judge"], label="correct", rng=0)
     notes = [*res.notes, *results["ordinal"].notes, *results["continuous"].notes]
     assert jargon(notes) == []
+
+
+def test_every_methods_notes_are_plain() -> None:
+    """Every registered profile method, on a continuous and a categorical profile (smoothing
+    asked of lace on the categorical one)."""
+    rng = np.random.default_rng(0)
+    n = 1500
+    z = rng.uniform(0, 1, n)
+    y = (rng.random(n) < 0.3 + 0.5 * z).astype(float)
+    data = pd.DataFrame(
+        {"z": z, "g": (z * 5).astype(int), "judge": y + rng.normal(0, 0.6, n), "y": y}
+    )
+    data["conf"] = rng.normal(size=n)
+    data.loc[300:, "y"] = np.nan
+    found = []
+    checked = 0
+    listing = sw.methods("profile")
+    for method, needs in zip(listing["method"], listing["needs"], strict=True):
+        if "coef" in needs:
+            continue
+        for z_col, kind in (("z", "continuous"), ("g", "categorical")):
+            if kind == "categorical" and "continuous" in needs:
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = sw.profile(
+                    data,
+                    z=z_col,
+                    kind=kind,
+                    signals=["judge", "conf"],
+                    label="y",
+                    method=method,
+                    primary="judge",
+                    smooth="fh" if (method == "lace" and kind == "categorical") else "auto",
+                )
+            found += [(method, kind, word) for word, _ in jargon(res.notes)]
+            checked += 1
+    assert checked >= 25
+    assert found == []

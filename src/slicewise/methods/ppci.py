@@ -105,5 +105,8 @@ def fit_ppci(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
             "C": options.C,
             "ppci_penalty": penalty.tolist(),
         },
-        notes=("ppci is a finite-pool adaptation of Sui et al. (2026) (LACE paper, Section 5.2).",),
+        notes=(
+            "ppci follows Sui et al. (2026) as the LACE paper (Section 5.2) adapts it to a fixed "
+            "set of items.",
+        ),
     )
