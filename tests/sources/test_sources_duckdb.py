@@ -78,6 +78,8 @@ def test_matches_in_memory(
         ("level", {"method": "global_cv", "kind": "continuous"}),
         ("segment", {"method": "per_signal_cv", "primary": "judge"}),
         ("segment", {"method": "lace", "nuisance_scale": np.inf, "grid": ["seg03", "seg01"]}),
+        ("level", {"method": "global_cv", "kind": "categorical"}),
+        ("level", {"method": "lace", "kind": "categorical", "grid": [4, 2]}),
     ],
 )
 def test_options_match_in_memory(
@@ -94,6 +96,30 @@ def test_options_match_in_memory(
         **options,
     )
     assert_same_profile(out, ref)
+
+
+@pytest.mark.parametrize("method", ["lace", "global_cv"])
+def test_categorical_sums_are_one_sql_aggregate(
+    data: PoolData, files: dict[str, Path], method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The per-level sums come from DuckDB's GROUP BY, not from the record-batch pass."""
+
+    def batches_not_used(self: Any, batch: Any) -> Any:
+        raise AssertionError("the categorical kernel sums were computed from record batches")
+
+    monkeypatch.setattr(scan.MomentsPass, "partial", batches_not_used)
+    ref = sw.profile(data.merged, z="segment", signals=SIGNALS, label="human", method=method)
+    for source in ("glob", "query"):
+        out = sw.profile(
+            _source(source, files),
+            gold=data.gold,
+            on="id",
+            z="segment",
+            signals=SIGNALS,
+            label="human",
+            method=method,
+        )
+        assert_same_profile(out, ref)
 
 
 def test_label_column_in_the_pool(data: PoolData, tmp_path: Path) -> None:

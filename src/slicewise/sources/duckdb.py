@@ -3,7 +3,10 @@ relation, or a SQL query on a DuckDB connection.
 
 Each pass of :mod:`slicewise.sources.scan` reads only the columns it needs, as a stream of Arrow
 record batches of :data:`BATCH_ROWS` rows that DuckDB produces from the files; memory is bounded
-by the batch size whatever the pool size. ``duckdb`` is imported when a source is opened.
+by the batch size whatever the pool size. The kernel sums of a categorical profile (counts, sums
+and cross-product sums of the standardised signals per level) are one SQL ``GROUP BY`` instead
+(:func:`category_sums`), which DuckDB runs on all its threads. ``duckdb`` is imported when a
+source is opened.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .scan import Pass
+import numpy as np
+
+from ..moments.pool import ScaleSums
+from .scan import MomentsPass, Pass
 
 #: Rows per Arrow record batch.
 BATCH_ROWS = 1 << 17
@@ -71,7 +77,12 @@ class DuckDBSource:
         return to_table().schema
 
     def run(self, pass_: Pass[Any]) -> Any:
-        """Run a pass over the pool: map every record batch, merge the partial states."""
+        """Run a pass over the pool: map every record batch, merge the partial states (the
+        categorical kernel sums: one SQL aggregate)."""
+        if isinstance(pass_, MomentsPass) and pass_.locality.kind == "categorical":
+            sums = category_sums(self.relation, pass_)
+            if sums is not None:
+                return sums
         query = self.relation.project(", ".join(_quote(c) for c in pass_.columns))
         to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_record_batch
         reader = to_reader(BATCH_ROWS)
@@ -91,6 +102,54 @@ class DuckDBSource:
         if state is None:
             raise ValueError(f"The pool {self.description} has no rows.")
         return state
+
+
+def _number(value: float) -> str:
+    """A float as a DuckDB DOUBLE literal that parses back to the same value (17 digits, with an
+    exponent so that it is not read as a DECIMAL)."""
+    return f"{value:.17e}"
+
+
+def category_sums(relation: Any, pass_: MomentsPass) -> dict[float, ScaleSums] | None:
+    """The kernel sums of a categorical profile as one ``GROUP BY`` over the pool.
+
+    Per level: the count, the sums of the standardised signals x = (s - mean) / scale (the same
+    double arithmetic as :class:`~slicewise.sources.scan.MomentsPass`) and of their products
+    x_j x_l (j <= l, the row-major upper triangle of :class:`ScaleSums`); the global sums (scale
+    inf) add up the levels. None when a level DuckDB returns is not one of the pass's levels (a
+    type the two engines convert differently): the caller then scans record batches.
+    """
+    assert pass_.levels is not None
+    z = _quote(pass_.z[0])
+    p = len(pass_.signals)
+    standardised = [
+        f"(CAST({_quote(name)} AS DOUBLE) - {_number(float(m))}) / {_number(float(s))} AS x{j}"
+        for j, (name, m, s) in enumerate(zip(pass_.signals, pass_.mean, pass_.scale, strict=True))
+    ]
+    rows, cols = np.triu_indices(p)
+    sums = ["count(*)"] + [f"sum(x{j})" for j in range(p)]
+    sums += [f"sum(x{a} * x{b})" for a, b in zip(rows, cols, strict=True)]
+    inner = ", ".join([f"{z} AS level", *standardised])
+    sql = f"SELECT level, {', '.join(sums)} FROM (SELECT {inner} FROM pool) GROUP BY level"
+    result = relation.query("pool", sql).fetchall()
+    position = {level: i for i, level in enumerate(pass_.levels)}
+    table = np.zeros((len(pass_.levels), 1 + p + rows.size))
+    for row in result:
+        i = position.get(row[0])
+        if i is None:
+            return None
+        table[i] = [float(v) for v in row[1:]]
+    grid = pass_.locality.grid[:, 0].astype(np.intp)
+    out: dict[float, ScaleSums] = {}
+    for scale in pass_.scales:
+        part = table.sum(axis=0, keepdims=True) if np.isinf(scale) else table[grid]
+        out[scale] = ScaleSums(
+            mass=part[:, 0].copy(),
+            sq_mass=part[:, 0].copy(),
+            first=part[:, 1 : 1 + p],
+            second=part[:, 1 + p :],
+        )
+    return out
 
 
 def _progress(enabled: bool, total: int | None, description: str) -> Any:
