@@ -197,12 +197,15 @@ class CrossFit:
         Out-of-fold prediction of every labeled item.
     models : tuple of Predictor
         f_k, the model fitted without fold k (applied to an out-of-core pool batch by batch).
+    learner : {'logistic', 'boosting'}
+        The learner, whose design rows (:func:`learner_design`) the models read.
     """
 
     fold: IntArray
     predictions: FloatArray
     oof: FloatArray
     models: tuple[Predictor, ...] = ()
+    learner: Learner = "logistic"
 
     @property
     def average(self) -> FloatArray:
@@ -310,4 +313,4 @@ def cross_fit(
         preds[k] = model.predict(design)
         oof[~train] = preds[k, index[~train]]
         models.append(model)
-    return CrossFit(fold=fold, predictions=preds, oof=oof, models=tuple(models))
+    return CrossFit(fold=fold, predictions=preds, oof=oof, models=tuple(models), learner=learner)
