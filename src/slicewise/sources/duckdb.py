@@ -80,13 +80,17 @@ class DuckDBSource:
         """Run a pass over the pool: map every record batch, merge the partial states (the
         categorical kernel sums: one SQL aggregate)."""
         if isinstance(pass_, MomentsPass) and pass_.locality.kind == "categorical":
-            sums = category_sums(self.relation, pass_)
+            bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
+            sums = category_sums(self.relation, pass_)  # one query: the bar jumps to its end
+            if bar is not None:
+                bar.update(self.total or 0)
+                bar.close()
             if sums is not None:
                 return sums
         query = self.relation.project(", ".join(_quote(c) for c in pass_.columns))
         to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_record_batch
         reader = to_reader(BATCH_ROWS)
-        bar = _progress(self.progress, self.total, self.description)
+        bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
         state: Any = None
         try:
             for batch in reader:
@@ -152,6 +156,21 @@ def category_sums(relation: Any, pass_: MomentsPass) -> dict[float, ScaleSums] |
     return out
 
 
+#: What each pass is, for the progress bar.
+STAGES = {
+    "StatsPass": "statistics of",
+    "HistogramPass": "percentiles of",
+    "CollectPass": "percentiles of",
+    "MomentsPass": "kernel sums of",
+    "ColumnSumsPass": "predictions over",
+    "ProfileMomentsPass": "profile moments of",
+}
+
+
+def _stage(pass_: Pass[Any]) -> str:
+    return STAGES.get(type(pass_).__name__, "scanning")
+
+
 def _progress(enabled: bool, total: int | None, description: str) -> Any:
     if not enabled:
         return None
@@ -159,7 +178,7 @@ def _progress(enabled: bool, total: int | None, description: str) -> Any:
         from tqdm import tqdm
     except ImportError:  # the progress extra is not installed: scan silently
         return None
-    return tqdm(total=total, unit="rows", unit_scale=True, desc=f"scanning {description}")
+    return tqdm(total=total, unit="rows", unit_scale=True, desc=description)
 
 
 def _files(path: str) -> str | list[str]:
