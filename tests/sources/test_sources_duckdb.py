@@ -224,6 +224,51 @@ def test_categorical_sums_are_one_sql_aggregate(
         assert_same_profile(out, ref)
 
 
+@pytest.mark.parametrize("source", ["glob", "relation", "query", "label"])
+def test_statistics_are_sql_queries(
+    data: PoolData,
+    files: dict[str, Path],
+    source: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """The statistics pass (counts, moments, levels, labeled rows) is DuckDB SQL: a semi join
+    with the gold keys on our or the caller's connection, an IN list on a bare relation, the
+    rows whose label is present without gold."""
+
+    def batches_not_used(self: Any, batch: Any) -> Any:
+        raise AssertionError("the statistics were computed from record batches")
+
+    monkeypatch.setattr(scan.StatsPass, "partial", batches_not_used)
+    for z in ("z", "segment"):
+        ref = sw.profile(data.merged, z=z, signals=SIGNALS, label="human", method="lace")
+        if source == "label":
+            data.merged.to_parquet(tmp_path / "pool.parquet", index=False)
+            call: dict[str, Any] = {"table": str(tmp_path / "*.parquet")}
+        else:
+            call = {"table": _source(source, files), "gold": data.gold, "on": "id"}
+        out = sw.profile(**call, z=z, signals=SIGNALS, label="human", method="lace")
+        assert_same_profile(out, ref)
+
+
+def test_float_keys_are_matched_from_record_batches(data: PoolData, tmp_path: Path) -> None:
+    """Keys that are neither integers nor strings are compared as Arrow writes them."""
+    pool = data.pool.assign(key=data.pool["id"] + 0.5)
+    pool.to_parquet(tmp_path / "pool.parquet", index=False)
+    gold = data.gold.assign(key=data.gold["id"] + 0.5)[["key", "human"]]
+    ref = sw.profile(data.merged, z="segment", signals=SIGNALS, label="human", method="lace")
+    out = sw.profile(
+        str(tmp_path / "*.parquet"),
+        gold=gold,
+        on="key",
+        z="segment",
+        signals=SIGNALS,
+        label="human",
+        method="lace",
+    )
+    assert_same_profile(out, ref)
+
+
 def test_label_column_in_the_pool(data: PoolData, tmp_path: Path) -> None:
     """Without gold=, the labeled rows are those of the pool whose label is present."""
     data.merged.to_parquet(tmp_path / "pool.parquet", index=False)
