@@ -151,6 +151,13 @@ def test_borrowing_options_match_in_memory(
     assert_same_profile(out, ref)
 
 
+def test_auto_without_signals_is_naive(data: PoolData, files: dict[str, Path]) -> None:
+    ref = sw.profile(data.merged, z="segment", label="human")
+    out = sw.profile(_source("glob", files), gold=data.gold, on="id", z="segment", label="human")
+    assert_same_profile(out, ref)
+    assert out.notes[0] == ref.notes[0]
+
+
 @pytest.mark.parametrize("z", ["segment", "level"])
 def test_auto_smoothing_matches_in_memory(data: PoolData, files: dict[str, Path], z: str) -> None:
     """With few labels per slice auto smooths the disjoint domains: the synthetic covariate's

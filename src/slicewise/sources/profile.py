@@ -397,7 +397,7 @@ class _Scan:
         options: Any,
     ) -> StreamedContext:
         """Percentiles (continuous), locality, the kernel-sums pass, and the context."""
-        if method != "naive" and not self.signals:
+        if method not in ("naive", "auto") and not self.signals:  # auto alone is naive
             raise ValueError(
                 f"Method {method!r} needs at least one cheap signal; pass signals=[...] (got none)."
             )
