@@ -9,7 +9,12 @@ workers included, sampled from /proc every 50 ms):
 * ``spark``: the same on ``spark.read.parquet(...)`` in local[2] mode (session start excluded,
   reported apart);
 * ``floor``: DuckDB computing the same pool sums (kernel mass, w^2, wS, wSS' per grid point) as
-  one SQL aggregate over the files, on a grid and bandwidth given to it.
+  one SQL aggregate over the files, on a grid and bandwidth given to it;
+* ``memory``: the in-memory path, ``sw.profile(frame, ...)`` on the pool read into a pandas
+  frame with the gold labels merged in; besides the time, the peak RSS beyond the process's
+  RSS with the frame loaded, per row (the bytes per item beyond the input frame).
+
+Methods: ``--methods lace,auto`` (``auto`` is the default method of ``sw.profile``).
 
 Run:  python -m benchmarks.bench_pool_sources --rows 10000000
 Not a test: numbers go to docs/results/bench_pool_sources.md.
@@ -124,6 +129,19 @@ def run_one(engine: str, root: Path, z: str, method: str) -> dict[str, Any]:
     gold = root / "gold.parquet"
     out: dict[str, Any] = {"engine": engine, "z": z, "method": method}
     profile = sw.profile  # import the package's modules before the clock starts
+    if engine == "memory":
+        import pandas as pd
+
+        frame = pd.read_parquet(root / "pool").merge(pd.read_parquet(gold), on="id", how="left")
+        base = _tree_rss(os.getpid())
+        with PeakRSS() as rss:
+            start = time.perf_counter()
+            res = profile(frame, z=z, signals=SIGNALS, label="human", method=method)
+            out["seconds"] = time.perf_counter() - start
+        out["estimate_head"] = [float(v) for v in res.estimate[:3]]
+        out["peak_rss_mb"] = rss.peak / 1e6
+        out["beyond_frame_mb"] = (rss.peak - base) / 1e6
+        return out
     with PeakRSS() as rss:
         if engine == "spark":
             os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -194,8 +212,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rows", type=float, default=1e7, help="pool rows (default 1e7)")
     parser.add_argument("--labels", type=int, default=10_000, help="gold labels (10,000)")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/slicewise-bench-pool"))
-    parser.add_argument("--engines", default="floor,duckdb,spark")
-    parser.add_argument("--methods", default="lace")
+    parser.add_argument("--engines", default="floor,duckdb,spark", help="and memory")
+    parser.add_argument("--methods", default="lace,auto")
     parser.add_argument("--z", default="z,segment", help="profiles: z (continuous), segment")
     parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # engine,z,method
     args = parser.parse_args(argv)
@@ -208,6 +226,8 @@ def main(argv: list[str] | None = None) -> None:
     start = time.perf_counter()
     generate(root, rows, args.labels)
     print(f"pool of {rows:,} rows in {root} ({time.perf_counter() - start:.0f} s to generate)")
+    load = os.getloadavg()[0]
+    print(f"load average at start: {load:.1f} on {os.cpu_count()} cores")
     print("| engine | z | method | seconds | peak RSS (MB) | bytes / row | note |")
     print("|---|---|---|---|---|---|---|")
     for z in args.z.split(","):
@@ -224,9 +244,12 @@ def main(argv: list[str] | None = None) -> None:
                     continue
                 out = json.loads(done.stdout.strip().splitlines()[-1])
                 note = f"session start {out['session_s']:.1f} s" if "session_s" in out else ""
+                if "beyond_frame_mb" in out:
+                    note = f"{out['beyond_frame_mb'] * 1e6 / rows:.0f} bytes / row beyond the frame"
                 print(
                     f"| {engine} | {z} | {method} | {out['seconds']:.1f} | "
-                    f"{out['peak_rss_mb']:.0f} | {out['peak_rss_mb'] * 1e6 / rows:.1f} | {note} |",
+                    f"{out['peak_rss_mb']:.0f} | {out['peak_rss_mb'] * 1e6 / rows:.1f} | {note} "
+                    f"(load {os.getloadavg()[0]:.1f}) |",
                     flush=True,
                 )
 

@@ -145,7 +145,9 @@ def profile(
         rules of ``slicewise join``: every key names exactly one pool row); its ``label`` column
         is the label. ``table`` may then also be a Parquet file, folder or glob, a DuckDB
         relation or (connection, query) pair, or a Spark DataFrame, scanned out of core (see
-        :mod:`slicewise.sources`; methods naive, lace, global_cv, per_signal_cv).
+        :mod:`slicewise.sources`; methods naive, lace, global_cv, per_signal_cv, lace_shrunk,
+        lace_learned and the default auto, whose learned predictions are fitted on the labeled
+        rows and applied to the pool in a streaming pass; the others need the pool in memory).
     on : str or list of str, optional
         Key column(s) of ``gold`` and of the pool.
     progress : bool, default False

@@ -205,6 +205,7 @@ def test_path_inputs_and_unknown_suffix(tmp_path: pytest.TempPathFactory) -> Non
     data.to_parquet(path)
     from_path = run(path)  # type: ignore[arg-type]
     from_frame = run(data)
-    np.testing.assert_array_equal(from_path.estimate, from_frame.estimate)
+    # a Parquet file is scanned out of core: the same sums in another order
+    np.testing.assert_allclose(from_path.estimate, from_frame.estimate, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match=r"suffix '.xlsx' is not a supported table format"):
         run(tmp_path / "items.xlsx")  # type: ignore[operator, arg-type]

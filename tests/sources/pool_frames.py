@@ -12,13 +12,14 @@ SIGNALS = ["judge", "length", "agree"]
 
 @dataclass(frozen=True)
 class PoolData:
-    pool: pd.DataFrame  # id, z, segment, level, judge, length, agree, part
+    pool: pd.DataFrame  # id, z, segment, level, judge, length, agree, part, shop
     gold: pd.DataFrame  # id, human
     merged: pd.DataFrame  # pool with the label column 'human' (NaN where not graded)
 
 
 def make_pool(m: int = 4000, n: int = 400, seed: int = 0) -> PoolData:
-    """A pool with a continuous z, a 7-level segment, an ordinal level and three signals."""
+    """A pool with a continuous z, a 7-level segment, an ordinal level, a 35-level shop (more
+    levels than the learner's level interactions take) and three signals."""
     rng = np.random.default_rng(seed)
     z = rng.normal(size=m)
     segment = rng.choice([f"seg{i:02d}" for i in range(7)], size=m)
@@ -34,6 +35,7 @@ def make_pool(m: int = 4000, n: int = 400, seed: int = 0) -> PoolData:
             "length": (rng.normal(size=m) + 0.3 * z).astype(np.float32),
             "agree": rng.normal(size=m) + 0.5 * y,
             "part": rng.integers(0, 3, size=m),
+            "shop": [f"shop{(7 * i) % 35:02d}" for i in range(m)],
         }
     )
     graded = rng.choice(m, size=n, replace=False)

@@ -7,20 +7,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from pool_frames import SIGNALS, make_pool
+from pool_frames import make_pool
 
 import slicewise as sw
 from slicewise.cli import main
 
 
 def test_profile_glob_with_gold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command of issue 13, with the default method (auto) and a progress bar per pass."""
     data = make_pool(m=3000, n=300, seed=5)
+    names = {"id": "conversation_id", "length": "len"}
+    pool = data.pool.rename(columns=names)
     logs = tmp_path / "logs"
     logs.mkdir()
-    for i, rows in enumerate(np.array_split(np.arange(len(data.pool)), 3)):
-        data.pool.iloc[rows].to_parquet(logs / f"day-{i}.parquet", index=False)
+    for i, rows in enumerate(np.array_split(np.arange(len(pool)), 3)):
+        pool.iloc[rows].to_parquet(logs / f"day-{i}.parquet", index=False)
     grades = tmp_path / "grades.csv"
-    data.gold.to_csv(grades, index=False)
+    data.gold.rename(columns=names).to_csv(grades, index=False)
     out = tmp_path / "out"
     code = main(
         [
@@ -29,11 +32,11 @@ def test_profile_glob_with_gold(tmp_path: Path, capsys: pytest.CaptureFixture[st
             "--gold",
             str(grades),
             "--on",
-            "id",
+            "conversation_id",
             "--z",
             "segment",
             "--signals",
-            ",".join(SIGNALS),
+            "judge,len",
             "--label",
             "human",
             "--out",
@@ -43,7 +46,12 @@ def test_profile_glob_with_gold(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert code == 0
     printed = capsys.readouterr()
     assert "scanned out of core" in printed.out
-    assert "rows" in printed.err  # the progress bar
+    for stage in ("statistics of", "kernel sums of", "predictions over"):  # progress bars
+        assert stage in printed.err
     written = pd.read_csv(out / "profile.csv")
-    ref = sw.profile(data.merged, z="segment", signals=SIGNALS, label="human", method="lace")
+    merged = data.merged.rename(columns=names)
+    ref = sw.profile(merged, z="segment", signals=["judge", "len"], label="human")
+    assert ref.method == "auto"
+    assert "learned" in str(ref.params["cv_variance_ratio"])  # the learned pass ran
     np.testing.assert_allclose(written["estimate"], ref.estimate, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(written["se"], ref.se, rtol=0, atol=1e-6)

@@ -87,10 +87,33 @@ def test_matches_in_memory(frame: Any, data: PoolData, z: str, method: str) -> N
     assert_same_profile(out, ref)
 
 
+@pytest.mark.parametrize(
+    ("z", "method"),
+    [("z", "auto"), ("segment", "auto"), ("level", "lace_learned"), ("shop", "lace_shrunk")],
+)
+def test_borrowing_methods_match_in_memory(frame: Any, data: PoolData, z: str, method: str) -> None:
+    """The fold models and the smoothing's model run on the executors; the labeled rows come
+    back in the canonical order, so the repartitioned frame gives the same folds."""
+    ref = sw.profile(data.merged, z=z, signals=SIGNALS, label="human", method=method)
+    out = sw.profile(
+        frame, gold=data.gold, on="id", z=z, signals=SIGNALS, label="human", method=method
+    )
+    assert_same_profile(out, ref)
+    assert out.params["chosen"] == ref.params["chosen"]
+
+
 def test_errors(frame: Any, data: PoolData) -> None:
     gold = pd.concat([data.gold, pd.DataFrame({"id": [7], "human": [1.0]})])
     with pytest.raises(ValueError, match="`gold` has 1 of 301 keys that match no row"):
         sw.profile(frame, gold=gold, on="id", z="z", signals=SIGNALS, label="human", method="lace")
-    with pytest.raises(ValueError, match="Method 'auto' needs the whole pool in memory"):
-        sw.profile(frame, gold=data.gold, on="id", z="z", signals=SIGNALS, label="human")
+    with pytest.raises(ValueError, match="Method 'plugin_multi' needs the whole pool in memory"):
+        sw.profile(
+            frame,
+            gold=data.gold,
+            on="id",
+            z="z",
+            signals=SIGNALS,
+            label="human",
+            method="plugin_multi",
+        )
     assert np.isfinite(data.gold["human"]).all()

@@ -122,11 +122,10 @@ def _run_profile(args: argparse.Namespace) -> int:
     from ..reports.output import format_table, write_outputs
     from ..sources import is_scanned_only
 
-    if args.method is None and is_scanned_only(args.items):
-        args.method = "lace"
+    if is_scanned_only(args.items):
         print(
-            "The items are scanned out of core, where auto is not available yet: method lace "
-            "(--method naive, global_cv or per_signal_cv also run out of core)."
+            f"The items {args.items} are scanned out of core (only the labeled rows are held in "
+            "memory); a progress bar shows each pass."
         )
     resolve_strata_count(args)
     mode, label = _profile_mode(args)

@@ -35,14 +35,14 @@ boosting on (Z, S) (classifier for binary labels, squared-error regressor otherw
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from .._typing import FloatArray, IntArray, Kind, PoolKernel
 from ..moments.sums import column_sums, take_rows, weighted_sums
-from .predictors import fit_logistic, standardize_columns
+from .predictors import LogisticModel, fit_logistic
 
 Learner = Literal["logistic", "boosting"]
 LEARNERS: tuple[Learner, ...] = ("logistic", "boosting")
@@ -51,7 +51,48 @@ LEARNERS: tuple[Learner, ...] = ("logistic", "boosting")
 MAX_INTERACTION_LEVELS = 30
 
 
-def learner_design(z: FloatArray, kind: Kind, features: FloatArray, learner: Learner) -> FloatArray:
+@dataclass(frozen=True, eq=False)
+class DesignBasis:
+    """What :func:`learner_design` takes from the whole pool: the levels of a discrete profile
+    (one-hot columns), or the standardisation of Z and of its square (continuous profiles, and
+    discrete ones with more than :data:`MAX_INTERACTION_LEVELS` levels).
+
+    An out-of-core pool builds it from its scanned statistics, so that a record batch gets the
+    design rows the in-memory pool would give it.
+    """
+
+    levels: FloatArray | None
+    z_mean: FloatArray = field(default_factory=lambda: np.zeros(0))
+    z_scale: FloatArray = field(default_factory=lambda: np.zeros(0))
+    square_mean: FloatArray = field(default_factory=lambda: np.zeros(0))
+    square_scale: FloatArray = field(default_factory=lambda: np.zeros(0))
+
+
+def _mean_scale(x: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Mean and sd (1 where constant) of every column, as :func:`standardize_columns` uses."""
+    sd = x.std(axis=0)
+    return x.mean(axis=0), np.where(sd > 0, sd, 1.0)
+
+
+def design_basis(z: FloatArray, kind: Kind, learner: Learner) -> DesignBasis:
+    """The :class:`DesignBasis` of the pool profile values ``z`` (shape (M, q))."""
+    if learner == "boosting":
+        return DesignBasis(levels=None)
+    levels = np.unique(z[:, 0]) if kind != "continuous" else np.zeros(0)
+    if kind != "continuous" and levels.size <= MAX_INTERACTION_LEVELS:
+        return DesignBasis(levels=levels)
+    z_mean, z_scale = _mean_scale(z)
+    square_mean, square_scale = _mean_scale(((z - z_mean) / z_scale) ** 2)
+    return DesignBasis(None, z_mean, z_scale, square_mean, square_scale)
+
+
+def learner_design(
+    z: FloatArray,
+    kind: Kind,
+    features: FloatArray,
+    learner: Learner,
+    basis: DesignBasis | None = None,
+) -> FloatArray:
     """Covariates of the learner for every pool item.
 
     Parameters
@@ -62,6 +103,9 @@ def learner_design(z: FloatArray, kind: Kind, features: FloatArray, learner: Lea
     features : ndarray of shape (M, K)
         Standardised signals.
     learner : {'logistic', 'boosting'}
+    basis : DesignBasis, optional
+        The pool's levels and standardisations when ``z`` is part of the pool (a record batch,
+        the labeled items); default: those of ``z`` itself.
 
     Returns
     -------
@@ -69,34 +113,57 @@ def learner_design(z: FloatArray, kind: Kind, features: FloatArray, learner: Lea
     """
     if learner == "boosting":
         return np.column_stack([z, features])
-    levels = np.unique(z[:, 0]) if kind != "continuous" else np.zeros(0)
-    if kind != "continuous" and levels.size <= MAX_INTERACTION_LEVELS:
-        onehot = np.asarray(z[:, :1] == levels[None, :], dtype=np.float64)
+    if basis is None:
+        basis = design_basis(z, kind, learner)
+    if basis.levels is not None:
+        onehot = np.asarray(z[:, :1] == basis.levels[None, :], dtype=np.float64)
         inter = (onehot[:, :, None] * features[:, None, :]).reshape(z.shape[0], -1)
         # Level indicators and level x signal interactions are NOT standardised: a rare level's
         # columns keep their natural scale, so the L2 penalty shrinks its deviations from the
         # main effects hard (a hierarchical prior), instead of inflating them by 1 / sd.
         return np.column_stack([features, onehot, inter])
-    zs = standardize_columns(z)
+    zs = np.asarray((z - basis.z_mean) / basis.z_scale, dtype=np.float64)
+    square = np.asarray((zs**2 - basis.square_mean) / basis.square_scale, dtype=np.float64)
     inter = (zs[:, :, None] * features[:, None, :]).reshape(z.shape[0], -1)
-    return np.column_stack([features, zs, standardize_columns(zs**2), inter])
+    return np.column_stack([features, zs, square, inter])
 
 
-def _fit_predict(
+class Predictor(Protocol):
+    """A fitted learner: predictions of the gold label from design rows."""
+
+    def predict(self, x: FloatArray) -> FloatArray: ...
+
+
+@dataclass(frozen=True, eq=False)
+class BoostedModel:
+    """A fitted histogram gradient boosting model (probability of 1 for binary labels)."""
+
+    model: Any
+    binary: bool
+
+    def predict(self, x: FloatArray) -> FloatArray:
+        """Predictions for the design rows ``x``, shape (rows of x,)."""
+        if self.binary:
+            return np.asarray(self.model.predict_proba(x)[:, 1], dtype=np.float64)
+        return np.asarray(self.model.predict(x), dtype=np.float64)
+
+
+def _fit(
     design: FloatArray,
-    train: IntArray,
     y: FloatArray,
     *,
     learner: Learner,
     c: float,
     categorical: bool,
     rng: np.random.Generator,
-) -> FloatArray:
+) -> Predictor:
+    """The learner fitted on the design rows ``design`` (shape (n, p)) with labels ``y``."""
     if learner == "logistic":
-        return fit_logistic(design[train], y, c=c).predict(design)
+        return fit_logistic(design, y, c=c)
     binary = bool(np.all((y == 0.0) | (y == 1.0)))
     if y.size < 2 or np.all(y == y[0]):
-        return np.full(design.shape[0], float(y.mean()) if y.size else 0.5)
+        constant = float(y.mean()) if y.size else 0.5
+        return LogisticModel(coef=np.zeros(design.shape[1]), intercept=0.0, constant=constant)
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
     seed = int(rng.integers(2**31 - 1))
@@ -110,10 +177,10 @@ def _fit_predict(
         "random_state": seed,
     }
     if binary:
-        clf = HistGradientBoostingClassifier(**common).fit(design[train], y.astype(int))
-        return np.asarray(clf.predict_proba(design)[:, 1], dtype=np.float64)
-    reg = HistGradientBoostingRegressor(**common).fit(design[train], y)
-    return np.asarray(reg.predict(design), dtype=np.float64)
+        return BoostedModel(
+            HistGradientBoostingClassifier(**common).fit(design, y.astype(int)), True
+        )
+    return BoostedModel(HistGradientBoostingRegressor(**common).fit(design, y), False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,11 +195,17 @@ class CrossFit:
         P^(k) = f_k(Z, S) for every fold model and pool item.
     oof : ndarray of shape (n,)
         Out-of-fold prediction of every labeled item.
+    models : tuple of Predictor
+        f_k, the model fitted without fold k (applied to an out-of-core pool batch by batch).
+    learner : {'logistic', 'boosting'}
+        The learner, whose design rows (:func:`learner_design`) the models read.
     """
 
     fold: IntArray
     predictions: FloatArray
     oof: FloatArray
+    models: tuple[Predictor, ...] = ()
+    learner: Learner = "logistic"
 
     @property
     def average(self) -> FloatArray:
@@ -226,16 +299,18 @@ def cross_fit(
         n_folds = int(fold.max()) + 1
     preds = np.empty((n_folds, design.shape[0]))
     oof = np.empty(y.size)
+    models = []
     for k in range(n_folds):
         train = fold != k
-        preds[k] = _fit_predict(
-            design,
-            index[train],
+        model = _fit(
+            design[index[train]],
             y[train],
             learner=learner,
             c=c,
             categorical=categorical,
             rng=rng,
         )
+        preds[k] = model.predict(design)
         oof[~train] = preds[k, index[~train]]
-    return CrossFit(fold=fold, predictions=preds, oof=oof)
+        models.append(model)
+    return CrossFit(fold=fold, predictions=preds, oof=oof, models=tuple(models), learner=learner)

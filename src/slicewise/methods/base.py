@@ -8,7 +8,7 @@ small and recomputed per draw.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -17,15 +17,17 @@ import numpy as np
 from .._typing import BoolArray, FloatArray, IntArray, KernelMatrix, PoolKernel
 from ..data.table import ItemTable
 from ..estimators.centered import CoefficientFit, centered_estimate
+from ..estimators.learned import CrossFit, Learner, Predictor, learner_design
 from ..inference.variance import local_variance
 from ..locality.weights import BlockKernel, Locality
-from ..moments.pool import ScaleSums, moments_from_sums, scale_sums
+from ..moments.pool import ScaleSums, block_sums, column_products, moments_from_sums, scale_sums
 from ..moments.sums import (
     LabeledMoments,
     PoolMoments,
     column_sums,
     square_column_sums,
     take_rows,
+    weighted_sums,
 )
 from .options import MethodOptions
 
@@ -53,6 +55,27 @@ def standardize(signals: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray
     features = signals - mean
     features /= scale  # in place: one (M x K) array, not two
     return features, mean, scale
+
+
+@dataclass(frozen=True, eq=False)
+class LearnedSums:
+    """The pool sums of a cross-fitted prediction that a learned control variate needs.
+
+    Attributes
+    ----------
+    mean, scale : float
+        Pool mean and standard deviation (1 where constant) of the fold-averaged prediction
+        Pbar = mean_k P^(k); its standardised value is c = (Pbar - mean) / scale.
+    at_h : ndarray of shape (G, F + 2 + K)
+        Kernel sums at h of every fold model's prediction P^(k) and of [c, c^2, c X].
+    at_b : dict of float to ndarray of shape (G, 2 + K)
+        Kernel sums of [c, c^2, c X] at every other nuisance scale b / h (``inf``: global).
+    """
+
+    mean: float
+    scale: float
+    at_h: FloatArray
+    at_b: dict[float, FloatArray]
 
 
 @dataclass(frozen=True, eq=False)
@@ -214,6 +237,46 @@ class PoolContext:
             return moments_from_sums(at_h, at_b, range(p), p=p, kernel=kernel, kernel_b=kernel_b)
 
         return self.cached(("moments", name, float(nuisance_scale)), compute)
+
+    def learner_design(self, learner: Learner) -> FloatArray:
+        """Covariates of the learner (:func:`~slicewise.estimators.learned.learner_design`) for
+        the items of :attr:`table`, cached per learner."""
+        return self.cached(
+            ("learner design", learner),
+            lambda: learner_design(self.table.z, self.locality.kind, self.features, learner),
+        )
+
+    def learned_sums(self, fit: CrossFit, scales: Sequence[float]) -> LearnedSums:
+        """Pool sums of the cross-fitted prediction ``fit`` at h and at the nuisance ``scales``
+        (and ``inf``): one pass over the pool per kernel, the fold predictions over the pool
+        read from ``fit.predictions``."""
+        average = fit.average
+        mean, sd = float(average.mean()), float(average.std())
+        scale = sd if sd > 0 else 1.0
+        pool_x = (average - mean) / scale
+        x = self.features
+
+        def at_h(start: int, stop: int) -> FloatArray:
+            return np.column_stack(
+                [fit.predictions[:, start:stop].T, column_products(x, pool_x, start, stop)]
+            )
+
+        sums_h = block_sums(self.pool_kernel(1.0), at_h, items=self.n_pool)
+        at_b = {
+            s: block_sums(
+                self.pool_kernel(s),
+                lambda start, stop: column_products(x, pool_x, start, stop),
+                items=self.n_pool,
+            )
+            for s in sorted({*scales, np.inf})
+            if s != 1.0
+        }
+        return LearnedSums(mean=mean, scale=scale, at_h=sums_h, at_b=at_b)
+
+    def prediction_sums(self, model: Predictor) -> FloatArray:
+        """Kernel sums at h of ``model``'s predictions from the standardised signals, (G,)."""
+        prediction = model.predict(self.features)
+        return weighted_sums(self.pool_kernel(1.0), prediction.reshape(-1, 1))[:, 0]
 
 
 @dataclass(frozen=True, eq=False)

@@ -30,9 +30,7 @@ from ..estimators.centered import (
 )
 from ..estimators.learned import (
     CrossFit,
-    Learner,
     cross_fit,
-    learner_design,
 )
 from ..estimators.smoothing.guard import PRECISE_LABELS
 from ..inference.cv_variance import (
@@ -43,7 +41,7 @@ from ..inference.cv_variance import (
     design_weights,
 )
 from ..inference.variance import degenerate_floor
-from ..moments.pool import block_sums, column_products, prepend_column
+from ..moments.pool import prepend_column
 from ..moments.sums import (
     LabeledMoments,
     PoolMoments,
@@ -151,13 +149,6 @@ def signal_features(ctx: PoolContext, labeled: LabeledSet, scales: Sequence[floa
     return FeatureSet(name="signals", pool=pool, x_lab=ctx.features[labeled.index])
 
 
-def _design(ctx: PoolContext, learner: Learner) -> FloatArray:
-    return ctx.cached(
-        ("learner design", learner),
-        lambda: learner_design(ctx.table.z, ctx.locality.kind, ctx.features, learner),
-    )
-
-
 def learned_features(
     ctx: PoolContext, labeled: LabeledSet, fit: CrossFit, scales: Sequence[float]
 ) -> FeatureSet:
@@ -171,21 +162,13 @@ def learned_features(
     predictions (for Mbar) and [c, c^2, c S] of the standardised prediction c, at each wider
     nuisance bandwidth [c, c^2, c S] again.
     """
-    average = fit.average
-    mean, sd = float(average.mean()), float(average.std())
-    scale = sd if sd > 0 else 1.0
-    pool_x = (average - mean) / scale
+    sums = ctx.learned_sums(fit, scales)
+    mean, scale = sums.mean, sums.scale
     lab_x = (fit.oof - mean) / scale
     folds = fit.predictions.shape[0]
     x = ctx.features
-
-    def at_h(start: int, stop: int) -> FloatArray:
-        return np.column_stack(
-            [fit.predictions[:, start:stop].T, column_products(x, pool_x, start, stop)]
-        )
-
     kernel = ctx.pool_kernel(1.0)
-    sums_h = block_sums(kernel, at_h, items=ctx.n_pool)
+    sums_h = sums.at_h
     mass = ctx.kernel_sums("none", np.zeros((ctx.n_pool, 0))).mass
     centre = fit.centering(kernel, labeled.index, pool_mass=mass, pool_sums=sums_h[:, :folds])
     centre = (centre - mean) / scale
@@ -197,11 +180,7 @@ def learned_features(
         if signals.kernel_b is signals.kernel:
             sums_b, mean_sb = sums_h[:, folds:], signals.mean
         else:
-            sums_b = block_sums(
-                signals.kernel_b,
-                lambda start, stop: column_products(x, pool_x, start, stop),
-                items=ctx.n_pool,
-            )
+            sums_b = sums.at_b[s]
             mean_sb = _safe_divide(ctx.kernel_sums("signals", scale=s).first, signals.mass_b)
         moments = prepend_column(signals, mean_c, _safe_divide(sums_b, signals.mass_b), mean_sb)
         adjusted = moments.mean.copy()
@@ -343,7 +322,7 @@ def choose_and_fit(
         feature_sets["signals"] = signal_features(ctx, labeled, scales)
     if families_used & {"learned", "learned+signals"}:
         crossfit = cross_fit(
-            _design(ctx, learner),
+            ctx.learner_design(learner),
             labeled.index,
             labeled.y,
             learner=learner,

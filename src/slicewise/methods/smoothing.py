@@ -51,7 +51,6 @@ from ..moments.sums import (
     square,
     square_column_sums,
     take_rows,
-    weighted_sums,
 )
 from ..results import critical_value
 from .base import LabeledSet, MethodFit, PoolContext, labeled_sizes
@@ -90,10 +89,8 @@ def synthetic_covariate(
 
     def compute() -> FloatArray:
         model = fit_logistic(ctx.features[labeled.index], labeled.y, c=options.C)
-        prediction = model.predict(ctx.features)
-        kernel = ctx.pool_kernel(1.0)
         mass = ctx.kernel_sums("none", np.zeros((ctx.n_pool, 0))).mass
-        sums = weighted_sums(kernel, prediction.reshape(-1, 1))[:, 0]
+        sums = ctx.prediction_sums(model)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(mass > 0, sums / np.where(mass > 0, mass, 1.0), np.nan)
 

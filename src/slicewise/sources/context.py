@@ -18,6 +18,14 @@ from typing import Any
 import numpy as np
 
 from .._typing import FloatArray, Kind, ObjectArray
+from ..estimators.learned import (
+    MAX_INTERACTION_LEVELS,
+    CrossFit,
+    DesignBasis,
+    Learner,
+    Predictor,
+    learner_design,
+)
 from ..locality.weights import (
     DEFAULT_GRID_SIZE,
     DEFAULT_GRID_SIZE_MULTI,
@@ -26,9 +34,18 @@ from ..locality.weights import (
     _grid_values,
     _lookup_levels,
 )
-from ..methods.base import PoolContext
+from ..methods.base import LearnedSums, PoolContext
+from ..methods.borrowing import NUISANCE_GRID
 from ..moments.pool import ScaleSums, moments_from_sums
 from ..moments.sums import PoolMoments
+from .scan import (
+    ColumnSumsPass,
+    LearnedColumns,
+    MomentsPass,
+    PredictionColumns,
+    ProfileMomentsPass,
+    Runner,
+)
 
 #: Feature sets a streamed pool can give moments of, by the name the methods use.
 FEATURE_SETS = ("none", "signals", "primary")
@@ -136,10 +153,23 @@ class StreamedContext(PoolContext):
         M, the number of pool items.
     sums : mapping of float to ScaleSums
         Kernel sums of the standardised signals at each scale (multiple of h) that was scanned.
+    run : callable, optional
+        Runs a pass of :mod:`slicewise.sources.scan` over the pool (the source's ``run``), for
+        the pool sums of predictions fitted on the labeled items (learned control variates,
+        the smoothing's synthetic covariate).
+    reader : MomentsPass, optional
+        The pool's profile and signal columns and their standardisation, as those passes read
+        them.
+    level_values : ndarray, optional
+        The distinct profile values of the pool as the item table holds them (codes of a
+        categorical profile, levels of an ordinal one).
     """
 
     pool_size: int = 0
     sums: Mapping[float, ScaleSums] = field(default_factory=dict)
+    run: Runner | None = None
+    reader: MomentsPass | None = None
+    level_values: FloatArray | None = None
 
     @property
     def n_pool(self) -> int:
@@ -184,12 +214,122 @@ class StreamedContext(PoolContext):
         self._cache[key] = moments
         return moments
 
+    def kernel_sums(
+        self, name: str, features: FloatArray | None = None, *, scale: float = 1.0
+    ) -> ScaleSums:
+        """The scanned kernel sums of the signals (``'signals'``) or their masses (``'none'``)."""
+        scale = float(scale)
+        if name not in ("none", "signals") or scale not in self.sums:
+            raise ValueError(
+                f"The pool kernel sums of {name!r} at scale {scale} were not computed by the "
+                "scan of this out-of-core pool; this method needs the pool in memory for now."
+            )
+        sums = self.sums[scale].broadcast(self.grid_size)
+        if name == "none":
+            empty = np.zeros((self.grid_size, 0))
+            return ScaleSums(sums.mass, sums.sq_mass, empty, empty)
+        return sums
 
-def needed_scales(method: str, nuisance_scale: float) -> tuple[float, ...]:
-    """Kernel scales (multiples of h) whose pool sums ``method`` reads."""
+    def _runner(self) -> tuple[Runner, MomentsPass]:
+        if self.run is None or self.reader is None:
+            raise ValueError(
+                "This out-of-core pool context cannot scan its pool again; the learned "
+                "control variates need the pool in memory."
+            )
+        return self.run, self.reader
+
+    def design_basis(self, learner: Learner) -> DesignBasis:
+        """The pool's :class:`~slicewise.estimators.learned.DesignBasis`: the levels of a
+        discrete profile, or the pool standardisation of Z and of its square (two passes over
+        the profile columns)."""
+
+        def compute() -> DesignBasis:
+            if learner == "boosting":
+                return DesignBasis(levels=None)
+            levels = self.level_values
+            few = levels is not None and levels.size <= MAX_INTERACTION_LEVELS
+            if self.locality.kind != "continuous" and few:
+                return DesignBasis(levels=levels)
+            run, reader = self._runner()
+            n, mean, m2 = run(ProfileMomentsPass(reader))
+            sd = np.sqrt(m2 / n)
+            scale = np.where(sd > 0, sd, 1.0)
+            n2, mean2, m22 = run(ProfileMomentsPass(reader, mean, scale))
+            sd2 = np.sqrt(m22 / n2)
+            return DesignBasis(None, mean, scale, mean2, np.where(sd2 > 0, sd2, 1.0))
+
+        return self.cached(("design basis", learner), compute)
+
+    def learner_design(self, learner: Learner) -> FloatArray:
+        """The learner's covariates of the labeled items, standardised as over the whole pool."""
+        return self.cached(
+            ("learner design", learner),
+            lambda: learner_design(
+                self.table.z,
+                self.locality.kind,
+                self.features,
+                learner,
+                self.design_basis(learner),
+            ),
+        )
+
+    def learned_sums(self, fit: CrossFit, scales: Sequence[float]) -> LearnedSums:
+        """One pass over the pool: the fold models of ``fit`` predict every batch, and the
+        kernel sums of the predictions, of their average a and of [a, a^2, a X] at h, at the
+        nuisance ``scales`` and globally give those of the standardised c = (a - mean) / sd
+        (c's sums are affine in a's, with the pool mean and sd of a from the global sums)."""
+        run, reader = self._runner()
+        folds, k = len(fit.models), self.features.shape[1]
+        every = tuple(sorted({1.0, *map(float, scales), math.inf}))
+        columns = LearnedColumns(
+            fit.models, self.locality.kind, fit.learner, self.design_basis(fit.learner)
+        )
+        raw = run(ColumnSumsPass(reader, every, columns))
+        total = raw[math.inf][0]
+        mean = float(total[1 + folds] / total[0])
+        sd = float(np.sqrt(max(total[2 + folds] / total[0] - mean**2, 0.0)))
+        scale = sd if sd > 0 else 1.0
+
+        def standardised(block: FloatArray) -> FloatArray:
+            w, a, aa = block[:, 0], block[:, 1 + folds], block[:, 2 + folds]
+            ax, x = block[:, 3 + folds : 3 + folds + k], block[:, 3 + folds + k :]
+            return np.column_stack(
+                [
+                    (a - mean * w) / scale,
+                    (aa - 2.0 * mean * a + mean**2 * w) / scale**2,
+                    (ax - mean * x) / scale,
+                ]
+            )
+
+        at_h = np.column_stack([raw[1.0][:, 1 : 1 + folds], standardised(raw[1.0])])
+        at_b = {
+            s: np.repeat(standardised(raw[s]), self.grid_size // raw[s].shape[0], axis=0)
+            for s in every
+            if s != 1.0
+        }
+        return LearnedSums(mean=mean, scale=scale, at_h=at_h, at_b=at_b)
+
+    def prediction_sums(self, model: Predictor) -> FloatArray:
+        """Kernel sums at h of ``model``'s predictions over the pool, one pass."""
+        run, reader = self._runner()
+        return np.asarray(run(ColumnSumsPass(reader, (1.0,), PredictionColumns(model)))[1.0][:, 1])
+
+
+#: Methods of :mod:`slicewise.methods.borrowing`: signal moments at the nuisance scales they try.
+BORROWING_METHODS = ("auto", "lace_shrunk", "lace_learned")
+
+
+def needed_scales(method: str, nuisance_scale: float, *, ordered: bool = True) -> tuple[float, ...]:
+    """Kernel scales (multiples of h) whose pool sums ``method`` reads (``ordered``: the
+    profile is continuous or ordinal)."""
+
     scales = {1.0}
     if method in ("lace", "per_signal_cv"):
         scales.add(float(nuisance_scale))
     if method == "global_cv":
         scales.add(math.inf)
+    if method in BORROWING_METHODS:  # the candidates of methods.borrowing._family_candidates
+        scales.update({float(nuisance_scale), math.inf})
+        if ordered and nuisance_scale == 1.0:
+            scales.update(float(s) for s in NUISANCE_GRID)
     return tuple(sorted(scales))

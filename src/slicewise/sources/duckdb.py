@@ -3,7 +3,10 @@ relation, or a SQL query on a DuckDB connection.
 
 Each pass of :mod:`slicewise.sources.scan` reads only the columns it needs, as a stream of Arrow
 record batches of :data:`BATCH_ROWS` rows that DuckDB produces from the files; memory is bounded
-by the batch size whatever the pool size. ``duckdb`` is imported when a source is opened.
+by the batch size whatever the pool size. The kernel sums of a categorical profile (counts, sums
+and cross-product sums of the standardised signals per level) are one SQL ``GROUP BY`` instead
+(:func:`category_sums`), which DuckDB runs on all its threads. ``duckdb`` is imported when a
+source is opened.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .scan import Pass
+import numpy as np
+
+from ..moments.pool import ScaleSums
+from .scan import KEY, MAX_LEVELS, MomentsPass, Pass, Stats, StatsPass
 
 #: Rows per Arrow record batch.
 BATCH_ROWS = 1 << 17
@@ -57,7 +63,7 @@ class DuckDBSource:
     description: str
     progress: bool = False
     total: int | None = None
-    _connection: Any = field(default=None, repr=False)
+    connection: Any = field(default=None, repr=False)
 
     @property
     def columns(self) -> list[str]:
@@ -66,16 +72,31 @@ class DuckDBSource:
 
     def arrow_schema(self) -> Any:
         """The pool's columns as an Arrow schema (no row is read)."""
-        empty = self.relation.limit(0)
-        to_table = getattr(empty, "to_arrow_table", None) or empty.fetch_arrow_table
-        return to_table().schema
+        return _arrow(self.relation.limit(0)).schema
 
     def run(self, pass_: Pass[Any]) -> Any:
-        """Run a pass over the pool: map every record batch, merge the partial states."""
+        """Run a pass over the pool: map every record batch, merge the partial states (the
+        categorical kernel sums: one SQL aggregate)."""
+        if isinstance(pass_, StatsPass):
+            bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
+            stats = sql_stats(self.relation, pass_, self.connection)  # the bar jumps to its end
+            if bar is not None:
+                bar.update(self.total or 0)
+                bar.close()
+            if stats is not None:
+                return stats
+        if isinstance(pass_, MomentsPass) and pass_.locality.kind == "categorical":
+            bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
+            sums = category_sums(self.relation, pass_)  # one query: the bar jumps to its end
+            if bar is not None:
+                bar.update(self.total or 0)
+                bar.close()
+            if sums is not None:
+                return sums
         query = self.relation.project(", ".join(_quote(c) for c in pass_.columns))
         to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_record_batch
         reader = to_reader(BATCH_ROWS)
-        bar = _progress(self.progress, self.total, self.description)
+        bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
         state: Any = None
         try:
             for batch in reader:
@@ -93,6 +114,174 @@ class DuckDBSource:
         return state
 
 
+def _number(value: float) -> str:
+    """A float as a DuckDB DOUBLE literal that parses back to the same value (17 digits, with an
+    exponent so that it is not read as a DECIMAL)."""
+    return f"{value:.17e}"
+
+
+def category_sums(relation: Any, pass_: MomentsPass) -> dict[float, ScaleSums] | None:
+    """The kernel sums of a categorical profile as one ``GROUP BY`` over the pool.
+
+    Per level: the count, the sums of the standardised signals x = (s - mean) / scale (the same
+    double arithmetic as :class:`~slicewise.sources.scan.MomentsPass`) and of their products
+    x_j x_l (j <= l, the row-major upper triangle of :class:`ScaleSums`); the global sums (scale
+    inf) add up the levels. None when a level DuckDB returns is not one of the pass's levels (a
+    type the two engines convert differently): the caller then scans record batches.
+    """
+    assert pass_.levels is not None
+    z = _quote(pass_.z[0])
+    p = len(pass_.signals)
+    standardised = [
+        f"(CAST({_quote(name)} AS DOUBLE) - {_number(float(m))}) / {_number(float(s))} AS x{j}"
+        for j, (name, m, s) in enumerate(zip(pass_.signals, pass_.mean, pass_.scale, strict=True))
+    ]
+    rows, cols = np.triu_indices(p)
+    sums = ["count(*)"] + [f"sum(x{j})" for j in range(p)]
+    sums += [f"sum(x{a} * x{b})" for a, b in zip(rows, cols, strict=True)]
+    inner = ", ".join([f"{z} AS level", *standardised])
+    sql = f"SELECT level, {', '.join(sums)} FROM (SELECT {inner} FROM pool) GROUP BY level"
+    result = relation.query("pool", sql).fetchall()
+    position = {level: i for i, level in enumerate(pass_.levels)}
+    table = np.zeros((len(pass_.levels), 1 + p + rows.size))
+    for row in result:
+        i = position.get(row[0])
+        if i is None:
+            return None
+        table[i] = [float(v) for v in row[1:]]
+    grid = pass_.locality.grid[:, 0].astype(np.intp)
+    out: dict[float, ScaleSums] = {}
+    for scale in pass_.scales:
+        part = table.sum(axis=0, keepdims=True) if np.isinf(scale) else table[grid]
+        out[scale] = ScaleSums(
+            mass=part[:, 0].copy(),
+            sq_mass=part[:, 0].copy(),
+            first=part[:, 1 : 1 + p],
+            second=part[:, 1 + p :],
+        )
+    return out
+
+
+#: What each pass is, for the progress bar.
+STAGES = {
+    "StatsPass": "statistics of",
+    "HistogramPass": "percentiles of",
+    "CollectPass": "percentiles of",
+    "MomentsPass": "kernel sums of",
+    "ColumnSumsPass": "predictions over",
+    "ProfileMomentsPass": "profile moments of",
+}
+
+
+def _stage(pass_: Pass[Any]) -> str:
+    return STAGES.get(type(pass_).__name__, "scanning")
+
+
+def _arrow(relation: Any) -> Any:
+    """The relation's rows as an Arrow table (the method's name depends on the duckdb version)."""
+    to_table = getattr(relation, "to_arrow_table", None) or relation.fetch_arrow_table
+    return to_table()
+
+
+def _text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def sql_stats(relation: Any, pass_: StatsPass, connection: Any = None) -> Stats | None:
+    """:class:`~slicewise.sources.scan.StatsPass` as SQL: an aggregate (counts, missing and
+    non-finite values, means, minimum, maximum, integrality), a second one for the sums of
+    squared deviations from those means (numpy's two-pass variance), one ``DISTINCT`` per
+    profile column whose levels are needed, and the labeled rows (a semi join of the key text
+    with the gold keys on ``connection``, or an ``IN`` list without one; or the rows whose label
+    is present).
+
+    The same definitions as the record-batch pass: non-finite counts include missing values and
+    keys are compared as text. Where a profile or signal value is missing or non-finite the
+    profile stops with an error, so the moments are taken over all rows. None (the caller scans
+    record batches) when a key column is neither an integer nor a string, whose text DuckDB and
+    Arrow could write differently.
+    """
+    import pyarrow as pa
+
+    schema = _arrow(relation.limit(0)).schema
+    if pass_.gold_keys is not None:
+        for name in pass_.on:
+            kind = schema.field(name).type
+            if not (pa.types.is_integer(kind) or pa.types.is_string(kind)):
+                return None
+    numeric = [c for c, flag in zip(pass_.z, pass_.numeric_z, strict=True) if flag]
+    values = [f"CAST({_quote(c)} AS DOUBLE)" for c in (*numeric, *pass_.signals)]
+    terms = ["count(*)"]
+    terms += [f"count(*) - count({_quote(c)})" for c in pass_.z]
+    terms += [f"count(*) FILTER (WHERE NOT coalesce(isfinite({v}), FALSE))" for v in values]
+    terms += [f"avg({v})" for v in values]
+    zq = values[: len(numeric)]
+    terms += [f"min({v}), max({v}), coalesce(bool_and({v} = round({v})), TRUE)" for v in zq]
+    row = list(relation.query("pool", f"SELECT {', '.join(terms)} FROM pool").fetchall()[0])
+    rows = int(row.pop(0))
+    z_missing = tuple(int(row.pop(0)) for _ in pass_.z)
+    bad = [int(row.pop(0)) for _ in values]
+    means = np.asarray([row.pop(0) for _ in values], dtype=np.float64)
+    z_min, z_max, z_integer = [], [], []
+    for _ in numeric:
+        z_min.append(float(row.pop(0)))
+        z_max.append(float(row.pop(0)))
+        z_integer.append(bool(row.pop(0)))
+    squares = np.zeros(len(values))
+    if values and rows:
+        deviations = [f"sum(({v} - {_number(m)}) ** 2)" for v, m in zip(values, means, strict=True)]
+        found = relation.query("pool", f"SELECT {', '.join(deviations)} FROM pool").fetchall()
+        squares = np.asarray(found[0], dtype=np.float64)
+    q = len(numeric)
+    levels: list[set[Any] | None] = []
+    for name, flag in zip(pass_.z, pass_.numeric_z, strict=True):
+        if pass_.level_cap == 0 and flag:
+            levels.append(None)
+            continue
+        cap = pass_.level_cap if flag else MAX_LEVELS
+        sql = f"SELECT DISTINCT {_quote(name)} FROM pool WHERE {_quote(name)} IS NOT NULL"
+        distinct = relation.query("pool", f"{sql} LIMIT {cap + 1}").fetchall()
+        levels.append({v[0] for v in distinct} if len(distinct) <= cap else None)
+    return Stats(
+        rows=rows,
+        z_missing=z_missing,
+        z_nonfinite=tuple(bad[:q]),
+        z_moments=(rows, means[:q], squares[:q]),
+        z_min=np.asarray(z_min),
+        z_max=np.asarray(z_max),
+        z_integer=tuple(z_integer),
+        z_levels=tuple(levels),
+        signal_bad=tuple(bad[q:]),
+        signal_moments=(rows, means[q:], squares[q:]),
+        labeled=_labeled_rows(relation, pass_, connection),
+    )
+
+
+def _labeled_rows(relation: Any, pass_: StatsPass, connection: Any) -> Any:
+    """The rows whose key text is a gold key (with the key in column :data:`KEY`), or whose
+    label is present."""
+    import pyarrow as pa
+
+    columns = ", ".join(_quote(c) for c in dict.fromkeys((*pass_.z, *pass_.signals)))
+    if pass_.gold_keys is None:
+        assert pass_.label is not None
+        extra = "" if pass_.label in (*pass_.z, *pass_.signals) else f", {_quote(pass_.label)}"
+        sql = f"SELECT {columns}{extra} FROM pool WHERE {_quote(pass_.label)} IS NOT NULL"
+        return _arrow(relation.query("pool", sql)).to_pandas()
+    key = " || '|' || ".join(f"CAST({_quote(c)} AS VARCHAR)" for c in pass_.on)
+    select = f"SELECT {columns}, {key} AS {_quote(KEY)} FROM pool"
+    if connection is None:
+        listed = ", ".join(_text(k) for k in pass_.gold_keys) or "NULL"
+        return _arrow(relation.query("pool", f"{select} WHERE {key} IN ({listed})")).to_pandas()
+    name = "__slicewise_gold_keys__"
+    connection.register(name, pa.table({"k": pa.array(pass_.gold_keys, type=pa.string())}))
+    try:
+        sql = f"{select} WHERE {key} IN (SELECT k FROM {name})"
+        return _arrow(relation.query("pool", sql)).to_pandas()
+    finally:
+        connection.unregister(name)
+
+
 def _progress(enabled: bool, total: int | None, description: str) -> Any:
     if not enabled:
         return None
@@ -100,7 +289,7 @@ def _progress(enabled: bool, total: int | None, description: str) -> Any:
         from tqdm import tqdm
     except ImportError:  # the progress extra is not installed: scan silently
         return None
-    return tqdm(total=total, unit="rows", unit_scale=True, desc=f"scanning {description}")
+    return tqdm(total=total, unit="rows", unit_scale=True, desc=description)
 
 
 def _files(path: str) -> str | list[str]:
@@ -142,12 +331,12 @@ def open_duckdb(pool: object, *, progress: bool = False) -> DuckDBSource:
                 f"returns no rows to read: {sql!r}; pass a SELECT query."
             )
         description = "(DuckDB query)"
-        connection = None  # the caller's connection: not ours to keep
     else:
         relation = pool
         description = "(DuckDB relation)"
-    source = DuckDBSource(relation=relation, description=description, progress=progress)
-    source._connection = connection
+    source = DuckDBSource(
+        relation=relation, description=description, progress=progress, connection=connection
+    )
     if progress:
         count: Any = relation.aggregate("count(*)").fetchall()
         source.total = int(count[0][0])

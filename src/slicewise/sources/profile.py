@@ -6,7 +6,13 @@ CSV / JSON Lines file) with ``gold=`` is joined in memory by
 relation or query, or a Spark DataFrame is scanned out of core (so is a single Parquet file when
 the method's pool side is a sum and no ``id`` is given; otherwise it is read into memory as
 before): a statistics pass, the exact percentiles of a continuous Z, and one pass of kernel sums;
-the labeled rows are the only rows held in memory.
+the labeled rows are the only rows held in memory. ``auto``, ``lace_shrunk`` and
+``lace_learned`` read the signals' sums at the nuisance scales they try, and their learned
+predictions (fitted on the labeled rows within folds) and the smoothing's synthetic covariate
+are applied to the pool in one more pass each
+(:meth:`~slicewise.sources.context.StreamedContext.learned_sums`). The labeled rows are put in
+the canonical order of the in-memory table, so folds drawn on them are the same whatever the
+order of the scan.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import pandas as pd
 
 from .._typing import KINDS, FloatArray, Kind, ObjectArray, Target
 from .._validation import check_choice, column_list, format_examples
-from ..data.table import ItemTable
+from ..data.table import ItemTable, lexsort_by_ties
 from ..exceptions import ConstantSignalWarning, FullyLabeledWarning
 from ..io.join import _gold_labels, add_grades
 from ..methods.base import LabeledSet
@@ -36,7 +42,15 @@ from .spark import is_spark_source, open_spark
 
 FUNC = "profile"
 #: Methods whose pool side is a sum over the pool, computed by the scan.
-STREAMED_METHODS = ("naive", "lace", "global_cv", "per_signal_cv")
+STREAMED_METHODS = (
+    "naive",
+    "lace",
+    "global_cv",
+    "per_signal_cv",
+    "lace_shrunk",
+    "lace_learned",
+    "auto",
+)
 ORDINAL_MAX_LEVELS = 20
 
 
@@ -356,7 +370,10 @@ class _Scan:
         else:
             lab_z = rows[self.z].to_numpy(dtype=np.float64)
         lab_s = rows[self.signals].to_numpy(dtype=np.float64).reshape(len(rows), -1)
-        return lab_z, lab_s, y
+        # the canonical order of the in-memory table (data.table.canonical_order without ids),
+        # so that folds drawn on the labeled set do not depend on the order of the scan
+        order = lexsort_by_ties([*lab_z.T, *lab_s.T, y])
+        return lab_z[order], lab_s[order], y[order]
 
     def context(
         self,
@@ -368,7 +385,7 @@ class _Scan:
         options: Any,
     ) -> StreamedContext:
         """Percentiles (continuous), locality, the kernel-sums pass, and the context."""
-        if method != "naive" and not self.signals:
+        if method not in ("naive", "auto") and not self.signals:  # auto alone is naive
             raise ValueError(
                 f"Method {method!r} needs at least one cheap signal; pass signals=[...] (got none)."
             )
@@ -417,19 +434,20 @@ class _Scan:
             bandwidth=bandwidth,
         )
         scale = np.where(self.signal_sd > 0, self.signal_sd, 1.0)
-        sums = self.source.run(
-            MomentsPass(
-                z=tuple(self.z),
-                levels=tuple(self.levels)
-                if self.kind == "categorical" and self.levels is not None
-                else None,
-                signals=tuple(self.signals),
-                mean=self.signal_mean,
-                scale=scale,
-                locality=locality,
-                scales=needed_scales(method, options.nuisance_scale),
-            )
+        reader = MomentsPass(
+            z=tuple(self.z),
+            levels=tuple(self.levels)
+            if self.kind == "categorical" and self.levels is not None
+            else None,
+            signals=tuple(self.signals),
+            mean=self.signal_mean,
+            scale=scale,
+            locality=locality,
+            scales=needed_scales(
+                method, options.nuisance_scale, ordered=self.kind != "categorical"
+            ),
         )
+        sums = self.source.run(reader)
         table = ItemTable(
             z=self.lab_z,
             kind=self.kind,
@@ -440,7 +458,15 @@ class _Scan:
             label=self.y,
             label_name=self.label,
         )
-        return StreamedContext(
+        values = None
+        if self.kind != "continuous":
+            assert self.levels is not None
+            values = (
+                np.arange(self.levels.size, dtype=np.float64)
+                if self.kind == "categorical"
+                else np.asarray(self.levels, dtype=np.float64)
+            )
+        ctx = StreamedContext(
             table=table,
             locality=locality,
             features=(self.lab_s - self.signal_mean) / scale,
@@ -449,7 +475,13 @@ class _Scan:
             primary=primary_index,
             pool_size=n_rows,
             sums=sums,
+            run=self.source.run,
+            reader=reader,
+            level_values=values,
         )
+        if values is not None:  # every pool item's Z is one of the levels
+            ctx.cached(("disjoint",), lambda: _disjoint(locality, values))
+        return ctx
 
     def notes(self, method: str) -> list[str]:
         """Warn about constant signals and a fully labeled pool, as the in-memory path does."""
@@ -471,6 +503,15 @@ class _Scan:
             warnings.warn(message, FullyLabeledWarning, stacklevel=4)
             notes.append(message)
         return notes
+
+
+def _disjoint(locality: Any, values: FloatArray) -> bool:
+    """Whether every level has weight in at most one grid point (the grid points are disjoint
+    domains; :func:`slicewise.methods.smoothing.disjoint_domains` on the whole pool)."""
+    kernel = locality.kernel(values.reshape(-1, 1))
+    if isinstance(kernel, np.ndarray):
+        return bool(np.all((kernel > 0).sum(axis=1) <= 1))
+    return bool(np.all(np.diff(kernel.indptr) <= 1))
 
 
 def _check_stats(stats: Stats, z: list[str], signals: list[str], numeric: tuple[bool, ...]) -> None:

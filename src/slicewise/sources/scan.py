@@ -387,14 +387,18 @@ class MomentsPass:
         codes = pc.index_in(column, value_set=levels).to_numpy(zero_copy_only=False)
         return np.asarray(codes, dtype=np.float64).reshape(-1, 1)
 
-    def partial(self, batch: Any) -> dict[float, ScaleSums]:
-        z = self.profile_values(batch)
+    def features(self, batch: Any) -> FloatArray:
+        """The batch's signals standardised over the pool, (rows, K)."""
         raw = (
             np.column_stack([column_values(batch, c) for c in self.signals])
             if self.signals
             else np.zeros((batch.num_rows, 0))
         )
-        x = (raw - self.mean) / self.scale
+        return np.asarray((raw - self.mean) / self.scale, dtype=np.float64)
+
+    def partial(self, batch: Any) -> dict[float, ScaleSums]:
+        z = self.profile_values(batch)
+        x = self.features(batch)
         out = {}
         for scale in self.scales:
             if math.isinf(scale):
@@ -440,3 +444,113 @@ def _category_sums(locality: Locality, codes: Any, x: FloatArray) -> ScaleSums:
     for t, (a, b) in enumerate(zip(rows, cols, strict=True)):
         second[:, t] = np.bincount(col, weights=xk[:, a] * xk[:, b], minlength=size)
     return ScaleSums(mass=mass, sq_mass=mass.copy(), first=first, second=second)
+
+
+# ---------------------------------------------------------------------------------------------
+# kernel sums of columns made per item (predictions of fitted models)
+
+#: Rows of a record batch turned into learner design rows at a time.
+DESIGN_ROWS = 8192
+
+
+@dataclass(frozen=True)
+class ColumnSumsPass:
+    """Kernel sums at each scale of the kernel mass and of columns computed per item.
+
+    ``compute(z, x)`` maps a batch's profile values and standardised signals (as ``reader``, a
+    :class:`MomentsPass`, reads them) to a (rows, d) matrix; the state is, per scale, the
+    (G, 1 + d) sums [w, w columns] (one row for ``inf``: the global sums).
+    """
+
+    reader: MomentsPass
+    scales: tuple[float, ...]
+    compute: Callable[[FloatArray, FloatArray], FloatArray]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.reader.columns
+
+    def partial(self, batch: Any) -> dict[float, FloatArray]:
+        z = self.reader.profile_values(batch)
+        x = self.reader.features(batch)
+        values = np.column_stack([np.ones(z.shape[0]), self.compute(z, x)])
+        out = {}
+        for scale in self.scales:
+            if math.isinf(scale):
+                out[scale] = values.sum(axis=0, keepdims=True)
+            else:
+                out[scale] = weighted_sums(kernel_at(self.reader.locality, z, scale), values)
+        return out
+
+    def merge(
+        self, a: dict[float, FloatArray], b: dict[float, FloatArray]
+    ) -> dict[float, FloatArray]:
+        return {scale: a[scale] + b[scale] for scale in a}
+
+
+@dataclass(frozen=True, eq=False)
+class LearnedColumns:
+    """Per item: every fold model's prediction P^(k), the fold average a, a^2, a x and x.
+
+    The learner's design rows are built :data:`DESIGN_ROWS` at a time with the pool's
+    :class:`~slicewise.estimators.learned.DesignBasis`, as the in-memory pool builds them.
+    """
+
+    models: tuple[Any, ...]
+    kind: str
+    learner: str
+    basis: Any
+
+    def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
+        from ..estimators.learned import learner_design
+
+        folds, k = len(self.models), x.shape[1]
+        out = np.empty((z.shape[0], folds + 2 + 2 * k))
+        for start in range(0, z.shape[0], DESIGN_ROWS):
+            stop = min(start + DESIGN_ROWS, z.shape[0])
+            xs = x[start:stop]
+            design = learner_design(z[start:stop], self.kind, xs, self.learner, self.basis)  # type: ignore[arg-type]
+            predictions = np.vstack([model.predict(design) for model in self.models])
+            average = predictions.mean(axis=0)
+            out[start:stop, :folds] = predictions.T
+            out[start:stop, folds] = average
+            out[start:stop, folds + 1] = average * average
+            out[start:stop, folds + 2 : folds + 2 + k] = average[:, None] * xs
+            out[start:stop, folds + 2 + k :] = xs
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class PredictionColumns:
+    """Per item: a model's prediction from the standardised signals (one column)."""
+
+    model: Any
+
+    def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
+        return np.asarray(self.model.predict(x), dtype=np.float64).reshape(-1, 1)
+
+
+@dataclass(frozen=True)
+class ProfileMomentsPass:
+    """Count, mean and sum of squared deviations (Chan's merge) of the profile values as the
+    item table holds them (codes for a categorical Z), or, with ``center`` and ``scale``, of
+    the squares of the standardised values ((z - center) / scale)^2."""
+
+    reader: MomentsPass
+    center: FloatArray | None = None
+    scale: FloatArray | None = None
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.reader.z
+
+    def partial(self, batch: Any) -> tuple[int, FloatArray, FloatArray]:
+        z = self.reader.profile_values(batch)
+        if self.center is not None and self.scale is not None:
+            z = ((z - self.center) / self.scale) ** 2
+        return _moments(z)
+
+    def merge(
+        self, a: tuple[int, FloatArray, FloatArray], b: tuple[int, FloatArray, FloatArray]
+    ) -> tuple[int, FloatArray, FloatArray]:
+        return merge_moments(a, b)
