@@ -35,12 +35,13 @@ from .inference.balance import balance_notes
 from .locality.weights import make_locality
 from .methods.base import LabeledSet, MethodFit, MethodOptions, PoolContext, labeled_sizes
 from .methods.registry import METHODS, check_design_weights
-from .methods.smoothing import smooth_fit
 from .results import ProfileResult
+from .smoothing.area import MODELS as SMOOTHING_MODELS
+from .smoothing.profiles import SMOOTH_CHOICES, smooth_fit
 from .sources import is_pool_source
 
 FUNC = "profile"
-SMOOTHING = ("auto", "fh", "none")
+SMOOTHING = SMOOTH_CHOICES
 
 
 def _format_points(labels: Sequence[object], mask: np.ndarray) -> str:
@@ -76,11 +77,11 @@ def check_method_needs(ctx: PoolContext, method: str, options: MethodOptions) ->
             f"Method {method!r} needs an ordered profile (continuous or ordinal Z); the profile "
             "is categorical."
         )
-    if options.smooth == "fh" and method != "auto" and ctx.features.shape[1] == 0:
+    if options.smooth in SMOOTHING_MODELS and method != "auto" and ctx.features.shape[1] == 0:
         raise ValueError(
-            "The 'smooth' parameter is 'fh', whose synthetic regression across domains is fitted "
-            "on the cheap signals, but no signals were given; pass signals=[...] or "
-            "smooth='none'."
+            f"The 'smooth' parameter is {options.smooth!r}, whose synthetic regression across "
+            "domains is fitted on the cheap signals, but no signals were given; pass "
+            "signals=[...] or smooth='none'."
         )
 
 
@@ -375,10 +376,15 @@ def profile(
         Learner of the cross-fitted prediction (``lace_learned``, ``auto``).
     folds : int, default 5
         Cross-fitting and cross-validation folds of L (``lace_learned``, ``lace_shrunk``, ``auto``).
-    smooth : {'auto', 'fh', 'none'}, default 'auto'
+    smooth : {'auto', 'fh', 'pp-s', 'none'}, default 'auto'
         Fay-Herriot smoothing of the direct estimates across disjoint domains (categorical or
-        exact-level ordinal profiles; see :mod:`slicewise.methods.smoothing`). ``'auto'`` smooths
-        the ``auto`` method only, ``'fh'`` any method with a variance, ``'none'`` never.
+        exact-level ordinal profiles; see :mod:`slicewise.smoothing.profiles`), by the models of
+        ``sw.domains`` under the same names: ``'fh'`` the EBLUP at the REML estimate of the
+        spread between domains, ``'pp-s'`` the Bayesian model integrated exactly over it.
+        ``'auto'`` smooths the ``auto`` method only, with ``'pp-s'``; ``'fh'`` and ``'pp-s'``
+        smooth any method with a variance (``auto`` included); ``'none'`` never. Whatever the
+        model, only slices with fewer than 10 labels report the smoothed point, with an interval
+        that contains their own direct interval (:mod:`slicewise.smoothing.guard`).
     level : float, default 0.95
         Confidence level of the reported intervals.
     target : {'pool', 'population'}, default 'pool'
@@ -493,7 +499,7 @@ def profile(
     notes = pool_notes(items, labeled, method, prefix="", stacklevel=3)
     balance, balance_params = balance_notes(items, items.labeled, inclusion=inclusion)
     fit, naive, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
-    if options.smooth == "fh" and method != "auto":
+    if options.smooth in SMOOTHING_MODELS and method != "auto":
         smoothed = smooth_fit(ctx, labeled, fit, options)
         fit_notes = [*fit_notes, *smoothed.notes[len(fit.notes) :]]
         fit = smoothed

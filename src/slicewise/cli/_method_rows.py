@@ -222,7 +222,7 @@ ROWS: tuple[Row, ...] = (
     (
         "fh",
         "domains",
-        "Fay-Herriot REML/EBLUP on the direct estimates (GREG with signals, else HT); Prasad-Rao MSE; taxonomy levels if given.",
+        "Fay-Herriot EBLUP, the variance components at their REML estimate (Prasad-Rao MSE), on the direct estimates (GREG with signals, else HT); taxonomy levels if given. As profile(smooth='fh').",
         "-",
         "-",
         "-",
@@ -232,7 +232,7 @@ ROWS: tuple[Row, ...] = (
     (
         "pp-s",
         "domains",
-        "PP-S: Bayesian Fay-Herriot on the direct estimates, exact integration, mixture intervals.",
+        "PP-S: Bayesian Fay-Herriot, exact integration over the variance components, on the direct estimates. As profile(smooth='pp-s').",
         "-",
         "-",
         "-",

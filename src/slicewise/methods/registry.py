@@ -7,6 +7,7 @@ from typing import Literal
 
 import pandas as pd
 
+from ..smoothing.area import DESCRIPTIONS as SMOOTHING
 from .base import MethodSpec
 from .borrowing import fit_auto, fit_lace_learned, fit_lace_shrunk
 from .control_variates import (
@@ -186,7 +187,7 @@ _SPECS = (
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _SPECS}
 
 
-#: The domain methods of :func:`slicewise.domains` (``estimators/smoothing/pipeline.py``): what
+#: The domain methods of :func:`slicewise.domains` (``smoothing/domains.py``): what
 #: each one needs besides the domain column, the gold label and the sampling design (inclusion
 #: probabilities, or simple random sampling within strata), and a one-line description.
 DOMAIN_METHODS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -206,12 +207,12 @@ DOMAIN_METHODS: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "fh": (
         (),
-        "Fay-Herriot REML/EBLUP on the direct estimates (GREG with signals, else HT); "
-        "Prasad-Rao MSE; taxonomy levels if given.",
+        f"{SMOOTHING['fh']} (Prasad-Rao MSE), on the direct estimates (GREG with signals, else "
+        "HT); taxonomy levels if given. As profile(smooth='fh').",
     ),
     "pp-s": (
         (),
-        "PP-S: Bayesian Fay-Herriot on the direct estimates, exact integration, mixture intervals.",
+        f"{SMOOTHING['pp-s']}, on the direct estimates. As profile(smooth='pp-s').",
     ),
     "pp-ts": (
         ("taxonomy",),
@@ -251,7 +252,7 @@ def methods(entry_point: EntryPoint | None = None) -> pd.DataFrame:
     ['ht', 'hajek', 'ppi', 'ppi++', 'greg', 'fh', 'pp-s', 'pp-ts']
     """
     from .._validation import check_choice
-    from ..estimators.smoothing.pipeline import METHODS as PIPELINE_METHODS
+    from ..smoothing.domains import METHODS as PIPELINE_METHODS
 
     if entry_point is not None:
         entry_point = check_choice(entry_point, ENTRY_POINTS, name="entry_point", func="methods")
@@ -290,8 +291,8 @@ def methods(entry_point: EntryPoint | None = None) -> pd.DataFrame:
 def check_design_weights(method: str, *, inclusion: str | None, func: str) -> None:
     """Raise when inclusion probabilities are given to a method that cannot weight by them.
 
-    Fay-Herriot smoothing (``smooth='fh'``, and ``auto``'s default on disjoint domains) takes
-    the method's design-based direct variances, so it needs no check of its own.
+    Fay-Herriot smoothing (``smooth='fh'`` or ``'pp-s'``, and ``auto``'s default on disjoint
+    domains) takes the method's design-based direct variances, so it needs no check of its own.
     """
     if inclusion is None:
         return

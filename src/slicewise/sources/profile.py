@@ -124,9 +124,9 @@ def profile_source(
             f"not give for now; pass method= one of {list(STREAMED_METHODS)}, or read the pool "
             "into a pandas DataFrame."
         )
-    if smooth == "fh":
+    if smooth in ("fh", "pp-s"):
         raise ValueError(
-            f"The 'smooth' parameter of {FUNC} is 'fh', which needs the pool in memory; use "
+            f"The 'smooth' parameter of {FUNC} is {smooth!r}, which needs the pool in memory; use "
             "smooth='auto' or 'none' with an out-of-core pool."
         )
     if inclusion is not None:
