@@ -53,7 +53,7 @@ from .smoothing.domains import (
 Covariates = Literal["auto", "signals", "prediction", "none"]
 COVARIATE_MODES: tuple[Covariates, ...] = ("auto", "signals", "prediction", "none")
 #: The direct estimators the smoothing methods can take (``direct=``).
-DIRECT_CHOICES: tuple[Direct, ...] = ("greg", "ht")
+DIRECT_CHOICES: tuple[Direct, ...] = ("greg-or-hajek", "greg", "ht")
 #: Direct intervals on fewer labels than this are flagged (normal approximation, binary labels).
 SMALL_DOMAIN = 10
 
@@ -304,7 +304,7 @@ def _list_domains(prepared: PreparedDomains, mask: np.ndarray) -> str:
 
 def _check_method(method: str, prepared: PreparedDomains, func: str) -> Method:
     checked = check_choice(method, METHODS, name="method", func=func)
-    if checked in ("ppi", "ppi++", "greg") and not prepared.signal_names:
+    if checked in ("ppi", "ppi++", "greg", "greg-or-hajek") and not prepared.signal_names:
         raise ValueError(
             f"Method {checked!r} needs at least one cheap signal; pass signals=[...] (got none)."
         )
@@ -468,7 +468,7 @@ def domains(
     prediction: str | None = None,
     taxonomy: str | Sequence[str] | None = None,
     covariates: Covariates | Sequence[str] = "auto",
-    direct: Direct = "greg",
+    direct: Direct = "greg-or-hajek",
     variance_df: float = 4.0,
     prior_scale: float = 0.25,
     level: float = 0.95,
@@ -503,8 +503,12 @@ def domains(
         Domain-level covariates of the smoothing model: the pool means of every signal, of the
         GREG prediction lambda' x, none, or the pool means of the named columns. 'auto' uses the
         signals when there are at least 10 domains per covariate, the prediction otherwise.
-    direct : {'greg', 'ht'}, default 'greg'
-        Direct estimator fed to the smoothing methods.
+    direct : {'greg-or-hajek', 'greg', 'ht'}, default 'greg-or-hajek'
+        Direct estimator fed to the smoothing methods. ``'greg-or-hajek'``: GREG with the
+        pooled slope in domains where it lowers the estimated design variance, the Hajek mean in
+        the others with at least 20 labels (:func:`slicewise.estimators.survey.greg.greg_or_hajek`:
+        one pooled slope made some domains worse than their labels-only mean); ``'greg'``: the
+        pooled-slope GREG everywhere (the PP-S paper's); ``'ht'``: no signals.
     variance_df : float, default 4
         Prior degrees of freedom that pool the sampling variances across domains before
         smoothing (0 uses each domain's own design variance).
@@ -589,7 +593,7 @@ def validate(
     prediction: str | None = None,
     taxonomy: str | Sequence[str] | None = None,
     covariates: Covariates | Sequence[str] = "auto",
-    direct: Direct = "greg",
+    direct: Direct = "greg-or-hajek",
     variance_df: float = 4.0,
     prior_scale: float = 0.25,
     level: float = 0.95,

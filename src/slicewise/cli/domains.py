@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from ..results_domain import DomainResult
 
-METHODS = ("ht", "hajek", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts")
+METHODS = ("ht", "hajek", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts")
 
 
 def _add_design_args(parser: argparse.ArgumentParser) -> None:
@@ -45,9 +45,9 @@ def _add_design_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--direct",
-        choices=["greg", "ht"],
-        default="greg",
-        help="direct estimator under the smoothing (greg)",
+        choices=["greg-or-hajek", "greg", "ht"],
+        default="greg-or-hajek",
+        help="direct estimator under the smoothing (greg-or-hajek)",
     )
     parser.add_argument("--variance-df", type=float, default=4.0, help="variance pooling (4)")
     parser.add_argument("--prior-scale", type=float, default=0.25, help="half-Cauchy scale")

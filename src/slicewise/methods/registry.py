@@ -205,10 +205,15 @@ DOMAIN_METHODS: dict[str, tuple[tuple[str, ...], str]] = {
         ("signals",),
         "GREG: HT plus a regression correction with one slope pooled over all domains.",
     ),
+    "greg-or-hajek": (
+        ("signals",),
+        "GREG where the pooled slope lowers the domain's estimated variance, Hajek elsewhere "
+        "(domains with >= 20 labels); the default direct estimator under fh, pp-s and pp-ts.",
+    ),
     "fh": (
         (),
-        f"{SMOOTHING['fh']} (Prasad-Rao MSE), on the direct estimates (GREG with signals, else "
-        "HT); taxonomy levels if given. As profile(smooth='fh').",
+        f"{SMOOTHING['fh']} (Prasad-Rao MSE), on the direct estimates (GREG-or-Hajek with signals, "
+        "else HT); taxonomy levels if given. As profile(smooth='fh').",
     ),
     "pp-s": (
         (),
@@ -249,7 +254,7 @@ def methods(entry_point: EntryPoint | None = None) -> pd.DataFrame:
     >>> "lace" in set(sw.methods()["method"])
     True
     >>> sw.methods("domains")["method"].tolist()
-    ['ht', 'hajek', 'ppi', 'ppi++', 'greg', 'fh', 'pp-s', 'pp-ts']
+    ['ht', 'hajek', 'ppi', 'ppi++', 'greg', 'greg-or-hajek', 'fh', 'pp-s', 'pp-ts']
     """
     from .._validation import check_choice
     from ..smoothing.domains import METHODS as PIPELINE_METHODS

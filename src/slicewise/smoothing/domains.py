@@ -3,8 +3,8 @@
 ``fit_domains(problem, sample, method)`` is the one function the public API, design-based
 cross-validation and the oracle harness call, so all three fit exactly the same estimators.
 
-Methods: ``'ht'``, ``'hajek'``, ``'ppi'``, ``'ppi++'``, ``'greg'`` (direct, design-based
-variances); ``'fh'`` (REML/EBLUP with the Prasad-Rao MSE, taxonomy levels if given);
+Methods: ``'ht'``, ``'hajek'``, ``'ppi'``, ``'ppi++'``, ``'greg'``, ``'greg-or-hajek'`` (direct,
+design-based variances); ``'fh'`` (REML/EBLUP with the Prasad-Rao MSE, taxonomy levels if given);
 ``'pp-s'`` (Bayesian Fay-Herriot on GREG, exact integration); ``'pp-ts'`` (the same with additive
 taxonomy effects). The models are those of :mod:`.area`, which profiles use too.
 """
@@ -21,21 +21,31 @@ from threadpoolctl import threadpool_limits
 from .._typing import BoolArray, FloatArray, IntArray
 from ..data.designs import DomainSample
 from ..estimators.survey.base import DirectFit, pool_means, pooled_variance
-from ..estimators.survey.greg import greg
+from ..estimators.survey.greg import greg, greg_or_hajek
 from ..estimators.survey.ht import hajek, horvitz_thompson
 from ..estimators.survey.ppi import ppi, ppi_plus_plus
 from .area import Model, borrowed, fit_area_model
 from .guard import PRECISE_LABELS, guard
 from .linear_mixed import AreaModel, indicator_levels
 
-Method = Literal["ht", "hajek", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts"]
-METHODS: tuple[Method, ...] = ("ht", "hajek", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts")
-DIRECT: tuple[str, ...] = ("ht", "hajek", "ppi", "ppi++", "greg")
+Method = Literal["ht", "hajek", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts"]
+METHODS: tuple[Method, ...] = (
+    "ht",
+    "hajek",
+    "ppi",
+    "ppi++",
+    "greg",
+    "greg-or-hajek",
+    "fh",
+    "pp-s",
+    "pp-ts",
+)
+DIRECT: tuple[str, ...] = ("ht", "hajek", "ppi", "ppi++", "greg", "greg-or-hajek")
 SMOOTHED: tuple[str, ...] = ("fh", "pp-s", "pp-ts")
 #: The area-level model of each smoothed method (:mod:`.area`); ``'pp-ts'`` is ``'pp-s'`` with
 #: the taxonomy levels as additive random effects.
 SMOOTHING_MODEL: dict[str, Model] = {"fh": "fh", "pp-s": "pp-s", "pp-ts": "pp-s"}
-Direct = Literal["greg", "ht"]
+Direct = Literal["greg-or-hajek", "greg", "ht"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,7 +64,7 @@ class DomainProblem:
     taxonomy : tuple of ndarray of int, shape (D,)
         Level codes per domain (nested or crossed).
     taxonomy_names : tuple of str
-    direct : {'greg', 'ht'}
+    direct : {'greg-or-hajek', 'greg', 'ht'}
         Direct estimator fed to the smoothing model.
     variance_df : float
         Prior degrees of freedom of the pooled sampling variance (see
@@ -118,6 +128,8 @@ def fit_direct(problem: DomainProblem, sample: DomainSample, method: str) -> Dir
         return ppi(sample, pred) if method == "ppi" else ppi_plus_plus(sample, pred)
     if method == "greg":
         return greg(sample, problem.auxiliaries)
+    if method == "greg-or-hajek":
+        return greg_or_hajek(sample, problem.auxiliaries)
     raise ValueError(f"Unknown direct method {method!r}; valid: {', '.join(DIRECT)}.")
 
 
