@@ -493,7 +493,10 @@ def domains(
     strata : str, optional
         Stratum column of a stratified SRS design (pi_i must equal n_h / N_h); the variance
         formulas are then those of stratified SRS. Without it, Poisson-sampling formulas are used.
-    method : {'ht', 'hajek', 'ppi', 'ppi++', 'greg', 'fh', 'pp-s', 'pp-ts'}, default 'pp-s'
+    method : {'ht', 'hajek', 'ppi', 'ppi++', 'greg', 'greg-or-hajek', 'fh', 'pp-s', 'pp-ts'}, default 'pp-s'
+        Direct estimators, or a smoothing model of :mod:`slicewise.smoothing` (``'fh'``: REML/EBLUP;
+        ``'pp-s'``: Bayesian, exact integration; ``'pp-ts'``: ``'pp-s'`` with taxonomy effects),
+        the same models as ``sw.profile(smooth='fh' | 'pp-s')``.
     prediction : str, optional
         The signal PPI and PPI++ use as prediction (default: the first signal).
     taxonomy : str or list of str, optional
