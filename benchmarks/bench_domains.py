@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 import slicewise as sw
-from slicewise.estimators.smoothing.bayes import bayes_fit
-from slicewise.estimators.smoothing.linear_mixed import AreaModel, indicator_levels
+from slicewise.smoothing.bayes import bayes_fit
+from slicewise.smoothing.linear_mixed import AreaModel, indicator_levels
 
 from ._util import peak_memory, timed
 

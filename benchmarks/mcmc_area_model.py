@@ -4,7 +4,7 @@ Runs in a separate environment with PyMC installed (not a slicewise dependency):
 
     python benchmarks/mcmc_area_model.py model.npz
 
-Same model as slicewise.estimators.smoothing.bayes: y_d ~ N(theta_d, psi_d),
+Same model as slicewise.smoothing.bayes: y_d ~ N(theta_d, psi_d),
 theta = X beta + sum_l Z_l u_l + v, u_l ~ N(0, sigma_l^2), v ~ N(0, sigma_v^2),
 sigma ~ half-Cauchy(0, 0.25); beta gets N(0, 10^2) (PyMC needs a proper prior; flat in effect).
 Non-centred parametrisation. Prints one JSON line.

@@ -28,8 +28,8 @@ from slicewise.data.designs import (
     sample_from_design,
 )
 from slicewise.domains import domain_result
-from slicewise.estimators.smoothing.pipeline import DomainFit, DomainProblem, fit_domains
 from slicewise.selection.dbcv import design_cv
+from slicewise.smoothing.domains import DomainFit, DomainProblem, fit_domains
 
 
 def interval_score(

@@ -50,10 +50,10 @@ import pandas as pd
 from slicewise._typing import FloatArray, IntArray
 from slicewise.data.designs import sample_from_design
 from slicewise.domains import domains, labels_mean, prepare
-from slicewise.estimators.smoothing.pipeline import DomainProblem, fit_domains
 from slicewise.inference.bounded import interval_bounds
 from slicewise.reports.markdown import markdown_table
 from slicewise.results import critical_value
+from slicewise.smoothing.domains import DomainProblem, fit_domains
 
 from .domain_harness import HarnessSpec, draw_sample, fit_interval
 from .realdata import DATA_DIR

@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 
 from research.domain_harness import run_harness
-from slicewise.estimators.smoothing.pipeline import DomainProblem
 from slicewise.estimators.survey.base import pool_means
 from slicewise.reports.markdown import markdown_table
+from slicewise.smoothing.domains import DomainProblem
 
 DATA = Path("..") / "shared" / "data" / "lmarena" / "battles.csv"
 

@@ -110,10 +110,15 @@ def profile(
         Learner of the cross-fitted prediction (``lace_learned``, ``auto``).
     folds : int, default 5
         Cross-fitting and cross-validation folds of L (``lace_learned``, ``lace_shrunk``, ``auto``).
-    smooth : {'auto', 'fh', 'none'}, default 'auto'
+    smooth : {'auto', 'fh', 'pp-s', 'none'}, default 'auto'
         Fay-Herriot smoothing of the direct estimates across disjoint domains (categorical or
-        exact-level ordinal profiles; see :mod:`slicewise.methods.smoothing`). ``'auto'`` smooths
-        the ``auto`` method only, ``'fh'`` any method with a variance, ``'none'`` never.
+        exact-level ordinal profiles; see :mod:`slicewise.smoothing.profiles`), by the models of
+        ``sw.domains`` under the same names: ``'fh'`` the EBLUP at the REML estimate of the
+        spread between domains, ``'pp-s'`` the Bayesian model integrated exactly over it.
+        ``'auto'`` smooths the ``auto`` method only, with ``'pp-s'``; ``'fh'`` and ``'pp-s'``
+        smooth any method with a variance (``auto`` included); ``'none'`` never. Whatever the
+        model, only slices with fewer than 10 labels report the smoothed point, with an interval
+        that contains their own direct interval (:mod:`slicewise.smoothing.guard`).
     level : float, default 0.95
         Confidence level of the reported intervals.
     target : {'pool', 'population'}, default 'pool'

@@ -35,22 +35,25 @@ from .data.designs import (
 )
 from .data.files import read_table
 from .data.table import _check_columns, _numeric
-from .estimators.smoothing.pipeline import (
+from .estimators.survey.base import pool_means
+from .exceptions import EmptyDomainWarning, SmallDomainWarning, SmoothingFallbackWarning
+from .results_domain import DomainResult, ValidationResult
+from .selection.dbcv import design_cv
+from .smoothing.domains import (
     DIRECT,
     METHODS,
     SMOOTHED,
+    Direct,
     DomainFit,
     DomainProblem,
     Method,
     fit_domains,
 )
-from .estimators.survey.base import pool_means
-from .exceptions import EmptyDomainWarning, SmallDomainWarning, SmoothingFallbackWarning
-from .results_domain import DomainResult, ValidationResult
-from .selection.dbcv import design_cv
 
 Covariates = Literal["auto", "signals", "prediction", "none"]
 COVARIATE_MODES: tuple[Covariates, ...] = ("auto", "signals", "prediction", "none")
+#: The direct estimators the smoothing methods can take (``direct=``).
+DIRECT_CHOICES: tuple[Direct, ...] = ("greg-or-hajek", "greg", "ht")
 #: Direct intervals on fewer labels than this are flagged (normal approximation, binary labels).
 SMALL_DOMAIN = 10
 
@@ -121,13 +124,13 @@ def prepare(
     prediction: str | None,
     taxonomy: str | Sequence[str] | None,
     covariates: Covariates | Sequence[str],
-    direct: Literal["greg", "ht"],
+    direct: Direct,
     variance_df: float,
     prior_scale: float,
     func: str,
 ) -> PreparedDomains:
     """Validate a domain table and its options once (shared by :func:`domains` and :func:`validate`)."""
-    direct = check_choice(direct, ("greg", "ht"), name="direct", func=func)
+    direct = check_choice(direct, DIRECT_CHOICES, name="direct", func=func)
     variance_df = check_nonnegative(variance_df, name="variance_df", func=func)
     prior_scale = check_nonnegative(prior_scale, name="prior_scale", func=func, strict=True)
     frame = _frame(table, func)
@@ -301,7 +304,7 @@ def _list_domains(prepared: PreparedDomains, mask: np.ndarray) -> str:
 
 def _check_method(method: str, prepared: PreparedDomains, func: str) -> Method:
     checked = check_choice(method, METHODS, name="method", func=func)
-    if checked in ("ppi", "ppi++", "greg") and not prepared.signal_names:
+    if checked in ("ppi", "ppi++", "greg", "greg-or-hajek") and not prepared.signal_names:
         raise ValueError(
             f"Method {checked!r} needs at least one cheap signal; pass signals=[...] (got none)."
         )
@@ -310,7 +313,7 @@ def _check_method(method: str, prepared: PreparedDomains, func: str) -> Method:
             "Method 'pp-ts' needs at least one taxonomy level; pass taxonomy=[...] naming "
             "columns that are constant within each domain (e.g. the benchmark of a task type)."
         )
-    if checked in SMOOTHED and prepared.problem.direct == "greg" and not prepared.signal_names:
+    if checked in SMOOTHED and prepared.problem.direct != "ht" and not prepared.signal_names:
         raise ValueError(
             f"Method {checked!r} smooths GREG estimates by default, which need signals; pass "
             "signals=[...] or direct='ht'."
@@ -352,11 +355,7 @@ def domain_result(
     :meth:`DomainResult.ci`, so it measures the intervals users see.
     """
     weight = fit.weight
-    mixture = fit.mixture
-    extra: dict[str, Any] = {}
-    if mixture is not None:
-        extra = {"mixture_weight": mixture[0], "mixture_mean": mixture[1], "mixture_sd": mixture[2]}
-    borrowed = np.where(np.isfinite(weight), weight < 0.9, False)
+    borrowed = np.zeros(sample.n_domains, dtype=bool) if fit.borrowed is None else fit.borrowed
     mean, n_eff = labels_mean(sample)
     return DomainResult(
         domain=np.arange(sample.n_domains).astype(object) if labels is None else labels,
@@ -376,7 +375,6 @@ def domain_result(
         bias_bound=fit.bias_bound,
         naive_estimate=mean,
         n_labeled_eff=n_eff,
-        **extra,
     )
 
 
@@ -470,7 +468,7 @@ def domains(
     prediction: str | None = None,
     taxonomy: str | Sequence[str] | None = None,
     covariates: Covariates | Sequence[str] = "auto",
-    direct: Literal["greg", "ht"] = "greg",
+    direct: Direct = "greg-or-hajek",
     variance_df: float = 4.0,
     prior_scale: float = 0.25,
     level: float = 0.95,
@@ -495,7 +493,10 @@ def domains(
     strata : str, optional
         Stratum column of a stratified SRS design (pi_i must equal n_h / N_h); the variance
         formulas are then those of stratified SRS. Without it, Poisson-sampling formulas are used.
-    method : {'ht', 'hajek', 'ppi', 'ppi++', 'greg', 'fh', 'pp-s', 'pp-ts'}, default 'pp-s'
+    method : {'ht', 'hajek', 'ppi', 'ppi++', 'greg', 'greg-or-hajek', 'fh', 'pp-s', 'pp-ts'}, default 'pp-s'
+        Direct estimators, or a smoothing model of :mod:`slicewise.smoothing` (``'fh'``: REML/EBLUP;
+        ``'pp-s'``: Bayesian, exact integration; ``'pp-ts'``: ``'pp-s'`` with taxonomy effects),
+        the same models as ``sw.profile(smooth='fh' | 'pp-s')``.
     prediction : str, optional
         The signal PPI and PPI++ use as prediction (default: the first signal).
     taxonomy : str or list of str, optional
@@ -505,8 +506,12 @@ def domains(
         Domain-level covariates of the smoothing model: the pool means of every signal, of the
         GREG prediction lambda' x, none, or the pool means of the named columns. 'auto' uses the
         signals when there are at least 10 domains per covariate, the prediction otherwise.
-    direct : {'greg', 'ht'}, default 'greg'
-        Direct estimator fed to the smoothing methods.
+    direct : {'greg-or-hajek', 'greg', 'ht'}, default 'greg-or-hajek'
+        Direct estimator fed to the smoothing methods. ``'greg-or-hajek'``: GREG with the
+        pooled slope in domains where it lowers the estimated design variance, the Hajek mean in
+        the others with at least 20 labels (:func:`slicewise.estimators.survey.greg.greg_or_hajek`:
+        one pooled slope made some domains worse than their labels-only mean); ``'greg'``: the
+        pooled-slope GREG everywhere (the PP-S paper's); ``'ht'``: no signals.
     variance_df : float, default 4
         Prior degrees of freedom that pool the sampling variances across domains before
         smoothing (0 uses each domain's own design variance).
@@ -522,7 +527,7 @@ def domains(
     -----
     Direct estimators and their design variances are documented in
     :mod:`slicewise.estimators.survey`; the smoothing model, its REML/EBLUP fit and its Bayesian
-    fit in :mod:`slicewise.estimators.smoothing`. The estimand of every domain is its
+    fit in :mod:`slicewise.smoothing`. The estimand of every domain is its
     finite-pool mean.
 
     References
@@ -591,7 +596,7 @@ def validate(
     prediction: str | None = None,
     taxonomy: str | Sequence[str] | None = None,
     covariates: Covariates | Sequence[str] = "auto",
-    direct: Literal["greg", "ht"] = "greg",
+    direct: Direct = "greg-or-hajek",
     variance_df: float = 4.0,
     prior_scale: float = 0.25,
     level: float = 0.95,

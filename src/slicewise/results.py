@@ -112,7 +112,7 @@ class ProfileResult:
         Degrees of freedom of each point's interval (Student t); NaN means a normal interval.
     bias_bound : ndarray of shape (G,), optional
         Bound on the bias of a smoothed estimate, added to the half-width of every interval
-        (0 where the estimate is direct; :mod:`slicewise.estimators.smoothing.guard`).
+        (0 where the estimate is direct; :mod:`slicewise.smoothing.guard`).
     unit_labels : bool, default False
         True when the estimate is a mean of labels that all lie in [0, 1] (not a gap): its
         intervals are then the Wilson-type ones of :meth:`ci` by default.

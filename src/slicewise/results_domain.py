@@ -29,7 +29,6 @@ def domain_interval(
     level: float,
     *,
     bias_bound: FloatArray | None = None,
-    mixture: tuple[FloatArray, FloatArray, FloatArray] | None = None,
     naive_estimate: FloatArray | None = None,
     n_labeled_eff: FloatArray | None = None,
 ) -> ConfidenceInterval:
@@ -41,8 +40,6 @@ def domain_interval(
     level : float
     bias_bound : ndarray of shape (D,), optional
         Bias bound b of smoothed estimates (0 elsewhere).
-    mixture : (weights (K,), means (K, D), sds (K, D)), optional
-        A posterior mixture: its central quantiles are the interval.
     naive_estimate, n_labeled_eff : ndarray of shape (D,), optional
         Each domain's labels-only mean and labeled effective size: given, the interval is the
         Wilson-type one of :func:`slicewise.inference.bounded.interval_bounds`; otherwise
@@ -66,18 +63,6 @@ def domain_interval(
     PSN-IRT's model_3 answers all 14,042 MMLU items correctly; with 281-1,404 labels, all 1, and
     the GREG estimate 0.999 or so, it covered 0.53-0.55 over 200 draws without this).
     """
-    if mixture is not None:
-        from .estimators.smoothing.bayes import mixture_interval
-
-        weight, mean, sd = mixture
-        low = np.full(mean.shape[1], np.nan)
-        high = np.full(mean.shape[1], np.nan)
-        ok = np.all(np.isfinite(mean), axis=0) & np.all(np.isfinite(sd), axis=0)
-        if ok.any():
-            lo, hi = mixture_interval(weight, mean[:, ok], sd[:, ok], level)
-            low[ok] = lo
-            high[ok] = hi
-        return ConfidenceInterval(low=low, high=high)
     from .inference.bounded import interval_bounds
 
     bound = np.zeros(np.shape(estimate)) if bias_bound is None else bias_bound
@@ -121,8 +106,10 @@ class DomainResult:
         Domain labels (one column per domain column).
     domain_names : tuple of str
     estimate, se : ndarray of shape (D,)
-        Point estimate and standard error (design-based for direct methods; root Prasad-Rao MSE
-        for ``'fh'``; posterior sd for ``'pp-s'`` and ``'pp-ts'``). NaN for domains without labels.
+        Point estimate and standard error. The standard error is the direct design-based one
+        wherever it exists, smoothed domains included (their interval adds :attr:`bias_bound`);
+        a smoothed domain without one (a single label) reports the model's: root Prasad-Rao MSE
+        for ``'fh'``, posterior sd for ``'pp-s'`` and ``'pp-ts'``. NaN for domains without labels.
     method : str
     level : float
         Default level of :meth:`ci` and :meth:`to_frame`.
@@ -132,16 +119,14 @@ class DomainResult:
     direct_estimate, direct_se : ndarray of shape (D,)
         The direct estimate underneath (itself for direct methods).
     borrowed : ndarray of bool, shape (D,)
-        True where the estimate leans on other domains (shrinkage weight below 0.9).
-    mixture_weight : ndarray of shape (K,)
-        Posterior mixture weights (Bayesian methods; empty otherwise).
-    mixture_mean, mixture_sd : ndarray of shape (K, D)
-        Conditional posterior means and sds of the mixture components.
+        True where the estimate leans on other domains: the smoothed point is reported and the
+        domain's own direct estimate has shrinkage weight below 0.5, or it has no direct
+        standard error (:func:`slicewise.smoothing.area.borrowed`, the rule of profiles too).
     params : mapping
     notes : tuple of str
     bias_bound : ndarray of shape (D,), optional
         Bias bound of a smoothed estimate, added to the interval's half-width (0 for domains
-        that report their direct estimate; :mod:`slicewise.estimators.smoothing.guard`).
+        that report their direct estimate; :mod:`slicewise.smoothing.guard`).
     naive_estimate : ndarray of shape (D,), optional
         Each domain's labels-only mean (Hajek: design-weighted mean of its labels), which sets
         the variance p(1 - p) of the bounded intervals.
@@ -162,9 +147,6 @@ class DomainResult:
     direct_estimate: FloatArray
     direct_se: FloatArray
     borrowed: BoolArray
-    mixture_weight: FloatArray = field(default_factory=lambda: np.zeros(0))
-    mixture_mean: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
-    mixture_sd: FloatArray = field(default_factory=lambda: np.zeros((0, 0)))
     params: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     bias_bound: FloatArray | None = None
@@ -188,9 +170,6 @@ class DomainResult:
             "shrinkage",
             "direct_estimate",
             "direct_se",
-            "mixture_weight",
-            "mixture_mean",
-            "mixture_sd",
         ):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         object.__setattr__(self, "borrowed", _frozen(self.borrowed, dtype=bool))
@@ -226,9 +205,9 @@ class DomainResult:
         Where a smoothed estimate is reported, both kinds are widened by its :attr:`bias_bound`
         b so that they contain the domain's direct interval (+/- b, or for the bounded kind from
         the lower bound at estimate - b to the upper bound at estimate + b; see
-        :mod:`slicewise.estimators.smoothing.guard`). Results built with a posterior mixture
-        report its central quantiles instead. The rule is :func:`domain_interval`, which the
-        oracle harness of ``research/`` calls too.
+        :mod:`slicewise.smoothing.guard`). The rule is :func:`domain_interval`, which the
+        oracle harness of ``research/`` calls too, and profiles use the same bounds
+        (:func:`slicewise.inference.bounded.interval_bounds`).
         """
         func = "DomainResult.ci"
         lvl = self.level if level is None else check_level(level, func=func)
@@ -244,9 +223,6 @@ class DomainResult:
             self.se,
             lvl,
             bias_bound=self.bias_bound,
-            mixture=(self.mixture_weight, self.mixture_mean, self.mixture_sd)
-            if self.mixture_weight.size
-            else None,
             naive_estimate=self.naive_estimate if use else None,
             n_labeled_eff=self.n_labeled_eff if use else None,
         )
@@ -275,8 +251,7 @@ class DomainResult:
         """Tidy table, one row per domain.
 
         Columns: the domain column(s), estimate, se, df (inf: the interval is normal or
-        Wilson-type with the normal quantile; empty (NaN) for posterior intervals, which are
-        neither), bias_bound (added to the half-width of smoothed estimates), lower, upper (of
+        Wilson-type with the normal quantile), bias_bound (added to the half-width of smoothed estimates), lower, upper (of
         :meth:`ci` with ``bounded``), n_labeled, n_pool, shrinkage, direct_estimate, direct_se,
         naive_estimate (the labels-only mean), n_labeled_eff, borrowed, method.
         """
@@ -284,7 +259,7 @@ class DomainResult:
         frame = pd.DataFrame(self._domain_columns())
         frame["estimate"] = self.estimate
         frame["se"] = self.se
-        frame["df"] = np.full(self.size, np.nan if self.mixture_weight.size else np.inf)
+        frame["df"] = np.full(self.size, np.inf)
         frame["bias_bound"] = self.bias_bound
         frame["lower"] = interval.low
         frame["upper"] = interval.high

@@ -173,13 +173,17 @@ def test_methods_without_design_weights_refuse_inclusion(method: str) -> None:
         sw.profile(_frame(), z="level", signals=SIGNALS, label="y", method=method, inclusion="pi")
 
 
-@pytest.mark.parametrize("method", ["naive", "lace"])
-def test_fay_herriot_smoothing_takes_equal_probabilities_as_unweighted(method: str) -> None:
-    # smooth='fh' gets the design-based direct variances and the design floor; with equal
+@pytest.mark.parametrize(("method", "model"), [("naive", "pp-s"), ("lace", "pp-s"), ("lace", "fh")])
+def test_fay_herriot_smoothing_takes_equal_probabilities_as_unweighted(
+    method: str, model: str
+) -> None:
+    # smooth='pp-s' or 'fh' gets the design-based direct variances and the design floor; with equal
     # probabilities the smoothed profile is the unweighted one
     frame = _frame(n=40)  # about 8 labels per level: every slice is smoothed
     frame["pi"] = 0.04
-    common = dict(z="level", signals=SIGNALS, label="y", kind="ordinal", method=method, smooth="fh")
+    common = dict(
+        z="level", signals=SIGNALS, label="y", kind="ordinal", method=method, smooth=model
+    )
     plain = sw.profile(frame, **common)  # type: ignore[arg-type]
     weighted = sw.profile(frame, inclusion="pi", **common)  # type: ignore[arg-type]
     # the posterior is a numerical integral over sigma_v: rounding-level differences in the

@@ -38,7 +38,7 @@ BAD = {
     "shrinkage": (-2.0, "a float >= 0 (inf pools the coefficient) or None"),
     "learner": ("forest", "one of 'logistic', 'boosting'"),
     "folds": (1, "an integer >= 2"),
-    "smooth": ("always", "one of 'auto', 'fh', 'none'"),
+    "smooth": ("always", "one of 'auto', 'fh', 'pp-s', 'none'"),
     "rng": ("seed", "None, an int seed, a numpy SeedSequence or a numpy Generator"),
     "coef": ("beta", "an array (G, K) or a function of the grid point or None"),
 }

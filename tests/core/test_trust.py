@@ -14,8 +14,8 @@ import pytest
 
 import slicewise as sw
 from slicewise.datasets import DEMO_SIGNALS, load_demo
-from slicewise.estimators.smoothing.guard import PRECISE_LABELS, guard
 from slicewise.inference.bounded import interval_bounds
+from slicewise.smoothing.guard import PRECISE_LABELS, guard
 
 
 def _noise_frame(

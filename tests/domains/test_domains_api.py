@@ -8,7 +8,7 @@ import pytest
 
 import slicewise as sw
 from research.domain_harness import interval_score, run_harness
-from slicewise.estimators.smoothing.pipeline import DomainProblem
+from slicewise.smoothing.domains import DomainProblem
 
 
 def _pool(seed: int = 0) -> pd.DataFrame:

@@ -5,7 +5,7 @@ labels per domain, 100 draws: 2,000 intervals per method. The covered counts are
 seed and also checked against [0.93, 0.97] and with a binomial test. The normal approximation
 fails for small or extreme domains (e.g. 30 labels with p near 0.97 in PSN-IRT's ARC-C, where HT
 covers 0.68; docs/results/domains_psn_irt.md), which this test deliberately avoids. With 60 labels every domain is precise, so the per-slice
-guard of the smoothing step (:mod:`slicewise.estimators.smoothing.guard`) makes PP-S report its
+guard of the smoothing step (:mod:`slicewise.smoothing.guard`) makes PP-S report its
 GREG estimates and intervals: the two counts are equal by design. The intervals are the
 default of :meth:`slicewise.DomainResult.ci` (Wilson-type for labels in [0, 1]); with the normal
 intervals the counts were 1898, 1887 and 1887.
@@ -20,7 +20,7 @@ from scipy import stats
 
 from research.domain_harness import fit_interval
 from slicewise.data.designs import draw_stratified
-from slicewise.estimators.smoothing.pipeline import DomainProblem, fit_domains
+from slicewise.smoothing.domains import DomainProblem, fit_domains
 
 REPS = 100
 PINNED = {"ht": 1907, "greg": 1904, "pp-s": 1904}

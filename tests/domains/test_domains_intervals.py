@@ -16,10 +16,10 @@ import slicewise as sw
 from research.domain_harness import HarnessSpec, _one_rep, draw_sample, fit_interval
 from slicewise.data.designs import draw_stratified, sample_from_design
 from slicewise.domains import domain_result, labels_mean, prepare
-from slicewise.estimators.smoothing.pipeline import DomainProblem, fit_domains
 from slicewise.inference.bounded import interval_bounds
 from slicewise.inference.variance import plus_two_variance
 from slicewise.results_domain import domain_interval
+from slicewise.smoothing.domains import DomainProblem, fit_domains
 
 
 def _pool(seed: int = 0) -> pd.DataFrame:

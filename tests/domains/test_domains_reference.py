@@ -14,10 +14,10 @@ import pytest
 from _domain_helpers import stratified_sample
 from scipy import stats
 
-from slicewise.estimators.smoothing.fay_herriot import eblup
-from slicewise.estimators.smoothing.linear_mixed import AreaModel
 from slicewise.estimators.survey.ht import hajek, horvitz_thompson
 from slicewise.estimators.survey.ppi import power_tuned_coefficient, ppi, ppi_plus_plus
+from slicewise.smoothing.fay_herriot import eblup
+from slicewise.smoothing.linear_mixed import AreaModel
 
 REFERENCE = json.loads(
     (Path(__file__).parents[1] / "reference" / "domain_reference.json").read_text()

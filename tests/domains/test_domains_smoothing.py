@@ -8,11 +8,11 @@ import pytest
 from _domain_helpers import stratified_sample
 from scipy import special
 
-from slicewise.estimators.smoothing.bayes import bayes_fit
-from slicewise.estimators.smoothing.fay_herriot import eblup
-from slicewise.estimators.smoothing.linear_mixed import AreaModel, indicator_levels
 from slicewise.estimators.survey.greg import greg
 from slicewise.estimators.survey.ht import horvitz_thompson
+from slicewise.smoothing.bayes import bayes_fit
+from slicewise.smoothing.fay_herriot import eblup
+from slicewise.smoothing.linear_mixed import AreaModel, indicator_levels
 
 
 def _model(y: np.ndarray, psi: np.ndarray, x: np.ndarray, levels: list[np.ndarray]) -> AreaModel:

@@ -165,7 +165,8 @@ def sparse_domains(
 
 
 @pytest.mark.slow
-def test_smoothing_helps_sparse_domains_and_leaves_rich_ones() -> None:
+@pytest.mark.parametrize("model", ["pp-s", "fh"])
+def test_smoothing_helps_sparse_domains_and_leaves_rich_ones(model: str) -> None:
     rng = np.random.default_rng(9)
     sizes = np.array([60, 80, 100, 150, 200, 300, 400, 600, 800, 4000, 6000, 8000])
     err_direct, err_smooth, weights = [], [], []
@@ -179,7 +180,7 @@ def test_smoothing_helps_sparse_domains_and_leaves_rich_ones() -> None:
             "method": "global_cv",
         }
         direct = sw.profile(frame, **kwargs)
-        smooth = sw.profile(frame, smooth="fh", **kwargs)
+        smooth = sw.profile(frame, smooth=model, **kwargs)
         err_direct.append(direct.estimate - truth)
         err_smooth.append(smooth.estimate - truth)
         weights.append(smooth.params["shrinkage_weight"])
@@ -201,7 +202,7 @@ def test_smoothing_helps_sparse_domains_and_leaves_rich_ones() -> None:
             label="y",
             kind="categorical",
             method="global_cv",
-            smooth="fh",
+            smooth=model,
         )
         rich.append(res.params["shrinkage_weight"])
     rich_weight = np.mean(np.array(rich, dtype=float), axis=0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import slicewise as sw
-from slicewise.estimators.smoothing.pipeline import METHODS as DOMAIN_METHODS
 from slicewise.methods.registry import METHODS
+from slicewise.smoothing.domains import METHODS as DOMAIN_METHODS
 
 
 def test_lists_every_profile_and_every_domain_method_once() -> None:

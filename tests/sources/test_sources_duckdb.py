@@ -165,7 +165,7 @@ def test_auto_smoothing_matches_in_memory(data: PoolData, files: dict[str, Path]
 
     The direct estimates agree to 1e-9. The smoothed ones to 1e-4 only: the Bayesian
     Fay-Herriot fit locates its posterior with a numerical optimiser and trims quadrature nodes
-    at relative thresholds (estimators/smoothing/bayes.py), so a last-bit difference in the
+    at relative thresholds (smoothing/bayes.py), so a last-bit difference in the
     sums (batches, or DuckDB's parallel GROUP BY, add in another order) moves its result by up
     to the optimiser's tolerance. Measured on this pool: its inputs (direct estimates, variances,
     synthetic covariate) agree to 4.4e-16, its posterior means differ by up to 1.7e-5 (level)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from ..results_domain import DomainResult
 
-METHODS = ("ht", "hajek", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts")
+METHODS = ("ht", "hajek", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts")
 
 
 def _add_design_args(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +43,12 @@ def _add_design_args(parser: argparse.ArgumentParser) -> None:
         default=["auto"],
         help="domain covariates: auto, signals, prediction, none, or column names",
     )
-    parser.add_argument("--direct", choices=["greg", "ht"], default="greg")
+    parser.add_argument(
+        "--direct",
+        choices=["greg-or-hajek", "greg", "ht"],
+        default="greg-or-hajek",
+        help="direct estimator under the smoothing (greg-or-hajek)",
+    )
     parser.add_argument("--variance-df", type=float, default=4.0, help="variance pooling (4)")
     parser.add_argument("--prior-scale", type=float, default=0.25, help="half-Cauchy scale")
     parser.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")

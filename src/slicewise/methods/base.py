@@ -349,7 +349,7 @@ class MethodFit:
         Degrees of freedom for Student-t intervals (None: normal intervals).
     bias_bound : ndarray of shape (G,), optional
         Bound on the bias of a smoothed estimate, added to the interval's half-width
-        (:mod:`slicewise.estimators.smoothing.guard`; None: 0 everywhere).
+        (:mod:`slicewise.smoothing.guard`; None: 0 everywhere).
     """
 
     estimate: FloatArray

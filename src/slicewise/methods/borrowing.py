@@ -32,7 +32,6 @@ from ..estimators.learned import (
     CrossFit,
     cross_fit,
 )
-from ..estimators.smoothing.guard import PRECISE_LABELS
 from ..inference.cv_variance import (
     CrossValidated,
     DesignWeights,
@@ -49,6 +48,8 @@ from ..moments.sums import (
     as_dense_if_small,
     take_rows,
 )
+from ..smoothing.guard import PRECISE_LABELS
+from ..smoothing.profiles import disjoint_domains, shrinkage_weights, smooth_fit
 from .base import (
     LabeledSet,
     MethodFit,
@@ -57,7 +58,6 @@ from .base import (
     linear_fit,
 )
 from .options import MethodOptions
-from .smoothing import disjoint_domains, shrinkage_weights, smooth_fit
 
 #: Shrinkage strengths kappa tried when none is given (0 = LACE, inf = one pooled coefficient).
 SHRINKAGE_GRID: tuple[float, ...] = (0.0, 4.0, 16.0, 64.0, np.inf)
@@ -637,7 +637,7 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     smallest cross-validated variance summed over grid points; naive is kept unless a candidate
     scores below 0.98 x naive. On disjoint domains (categorical or exact-level ordinal profiles)
     the chosen direct estimates are then smoothed with a Bayesian Fay-Herriot model
-    (:mod:`slicewise.methods.smoothing`; ``smooth='none'`` turns this off), and the criterion
+    (:mod:`slicewise.smoothing.profiles`; ``smooth='none'`` turns this off), and the criterion
     weighs each domain's variance by the square of its preliminary shrinkage weight, since that
     is how much of it survives smoothing. The result's notes and params report the choice and
     every candidate's score; ``borrowed`` marks grid points that lean on the pooled coefficient

@@ -30,9 +30,11 @@ from .._typing import FloatArray
 from .._validation import check_rng
 from ..estimators.learned import LEARNERS, Learner
 from ..exceptions import InvalidParameterError
+from ..smoothing.area import MODELS
 
-#: Smoothing of a profile's disjoint domains (:mod:`slicewise.methods.smoothing`).
-SMOOTHING = ("auto", "fh", "none")
+#: Smoothing of a profile's disjoint domains (:mod:`slicewise.smoothing.profiles`): ``'auto'``
+#: smooths the ``auto`` method only, a model name any method with a variance, ``'none'`` never.
+SMOOTHING: tuple[str, ...] = ("auto", *MODELS, "none")
 
 
 # --------------------------------------------------------------------------- constraints
@@ -231,8 +233,8 @@ class MethodOptions:
     smooth: str = option(
         "auto",
         OneOf(SMOOTHING),
-        "Fay-Herriot smoothing of disjoint domains: auto (the auto method only), fh (any "
-        "method with a variance), none",
+        "smoothing of disjoint domains across slices: auto (the auto method, with pp-s), fh "
+        "(REML/EBLUP) or pp-s (Bayesian) for any method with a variance, none",
     )
     rng: np.random.Generator | None = option(
         None,

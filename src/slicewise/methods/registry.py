@@ -7,6 +7,7 @@ from typing import Literal
 
 import pandas as pd
 
+from ..smoothing.area import DESCRIPTIONS as SMOOTHING
 from .base import MethodSpec
 from .borrowing import fit_auto, fit_lace_learned, fit_lace_shrunk
 from .control_variates import (
@@ -186,7 +187,7 @@ _SPECS = (
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _SPECS}
 
 
-#: The domain methods of :func:`slicewise.domains` (``estimators/smoothing/pipeline.py``): what
+#: The domain methods of :func:`slicewise.domains` (``smoothing/domains.py``): what
 #: each one needs besides the domain column, the gold label and the sampling design (inclusion
 #: probabilities, or simple random sampling within strata), and a one-line description.
 DOMAIN_METHODS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -204,14 +205,19 @@ DOMAIN_METHODS: dict[str, tuple[tuple[str, ...], str]] = {
         ("signals",),
         "GREG: HT plus a regression correction with one slope pooled over all domains.",
     ),
+    "greg-or-hajek": (
+        ("signals",),
+        "GREG where the pooled slope lowers the domain's estimated variance, Hajek elsewhere "
+        "(domains with >= 20 labels); the default direct estimator under fh, pp-s and pp-ts.",
+    ),
     "fh": (
         (),
-        "Fay-Herriot REML/EBLUP on the direct estimates (GREG with signals, else HT); "
-        "Prasad-Rao MSE; taxonomy levels if given.",
+        f"{SMOOTHING['fh']} (Prasad-Rao MSE), on the direct estimates (GREG-or-Hajek with signals, "
+        "else HT); taxonomy levels if given. As profile(smooth='fh').",
     ),
     "pp-s": (
         (),
-        "PP-S: Bayesian Fay-Herriot on the direct estimates, exact integration, mixture intervals.",
+        f"{SMOOTHING['pp-s']}, on the direct estimates. As profile(smooth='pp-s').",
     ),
     "pp-ts": (
         ("taxonomy",),
@@ -248,10 +254,10 @@ def methods(entry_point: EntryPoint | None = None) -> pd.DataFrame:
     >>> "lace" in set(sw.methods()["method"])
     True
     >>> sw.methods("domains")["method"].tolist()
-    ['ht', 'hajek', 'ppi', 'ppi++', 'greg', 'fh', 'pp-s', 'pp-ts']
+    ['ht', 'hajek', 'ppi', 'ppi++', 'greg', 'greg-or-hajek', 'fh', 'pp-s', 'pp-ts']
     """
     from .._validation import check_choice
-    from ..estimators.smoothing.pipeline import METHODS as PIPELINE_METHODS
+    from ..smoothing.domains import METHODS as PIPELINE_METHODS
 
     if entry_point is not None:
         entry_point = check_choice(entry_point, ENTRY_POINTS, name="entry_point", func="methods")
@@ -290,8 +296,8 @@ def methods(entry_point: EntryPoint | None = None) -> pd.DataFrame:
 def check_design_weights(method: str, *, inclusion: str | None, func: str) -> None:
     """Raise when inclusion probabilities are given to a method that cannot weight by them.
 
-    Fay-Herriot smoothing (``smooth='fh'``, and ``auto``'s default on disjoint domains) takes
-    the method's design-based direct variances, so it needs no check of its own.
+    Fay-Herriot smoothing (``smooth='fh'`` or ``'pp-s'``, and ``auto``'s default on disjoint
+    domains) takes the method's design-based direct variances, so it needs no check of its own.
     """
     if inclusion is None:
         return

@@ -30,10 +30,11 @@ from ..exceptions import (
 )
 from ..locality.weights import make_locality
 from ..results import ProfileResult
+from ..smoothing.area import MODELS as SMOOTHING_MODELS
+from ..smoothing.profiles import smooth_fit
 from .base import LabeledSet, MethodFit, PoolContext, labeled_sizes
 from .options import MethodOptions
 from .registry import METHODS
-from .smoothing import smooth_fit
 
 FUNC = "profile"
 
@@ -79,8 +80,8 @@ def run(
 ) -> ProfileResult:
     """Fit ``method`` (and the naive companion) on ``problem`` and wrap the result.
 
-    The smoothing of disjoint domains asked by ``options.smooth == 'fh'`` is applied to any
-    method with a variance (``auto`` smooths within its own fit). Warnings name the problem's
+    The smoothing of disjoint domains asked by ``options.smooth`` ('fh' or 'pp-s') is applied to
+    any method with a variance (``auto`` smooths within its own fit). Warnings name the problem's
     ``prefix`` and point at the caller ``stacklevel`` frames up.
     """
     ctx, labeled = problem.ctx, problem.labeled
@@ -88,7 +89,7 @@ def run(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SlicewiseWarning)
         fit, naive, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
-        if options.smooth == "fh" and method != "auto":
+        if options.smooth in SMOOTHING_MODELS and method != "auto":
             smoothed = smooth_fit(ctx, labeled, fit, options)
             fit_notes = [*fit_notes, *smoothed.notes[len(fit.notes) :]]
             fit = smoothed
@@ -149,11 +150,11 @@ def check_method_needs(ctx: PoolContext, method: str, options: MethodOptions) ->
             f"Method {method!r} needs an ordered profile (continuous or ordinal Z); the profile "
             "is categorical."
         )
-    if options.smooth == "fh" and method != "auto" and ctx.features.shape[1] == 0:
+    if options.smooth in SMOOTHING_MODELS and method != "auto" and ctx.features.shape[1] == 0:
         raise ValueError(
-            "The 'smooth' parameter is 'fh', whose synthetic regression across domains is fitted "
-            "on the cheap signals, but no signals were given; pass signals=[...] or "
-            "smooth='none'."
+            f"The 'smooth' parameter is {options.smooth!r}, whose synthetic regression across "
+            "domains is fitted on the cheap signals, but no signals were given; pass "
+            "signals=[...] or smooth='none'."
         )
 
 

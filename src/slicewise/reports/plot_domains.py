@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._typing import FloatArray
+from ..smoothing.domains import DIRECT
 from .plot import _label, new_axes
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def plot_domains(
         markersize=4,
         label=result.method,
     )
-    if direct and result.method not in ("ht", "hajek", "ppi", "ppi++", "greg"):
+    if direct and result.method not in DIRECT:
         ax.plot(
             result.direct_estimate, y, "o", mfc="none", color="C1", markersize=5, label="direct"
         )

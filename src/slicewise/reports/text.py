@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 SPARSE_LABELS = 10.0
 WIDTH = 78
 
+#: The smoothing models of :mod:`slicewise.smoothing.area`, in the plain words of the summary.
+SMOOTHING_WORDS = {
+    "fh": "Fay-Herriot smoothing at the estimated spread between slices, smooth='fh'",
+    "pp-s": "Bayesian Fay-Herriot smoothing, smooth='pp-s'",
+}
 TARGET_WORDS = {
     "pool": "the mean label over the items of this pool in each slice",
     "population": "the expected label E[Y | Z = z] in the population the pool was drawn from",
@@ -95,11 +100,12 @@ def explain_choice(result: ProfileResult) -> list[str]:
         out.append(f"Method {result.method}: {desc}" if desc else f"Method {result.method}.")
     if params.get("smoothing") == "fay_herriot":
         smoothed = int(np.sum(np.asarray(params.get("smoothed", []), dtype=bool)))
+        words = SMOOTHING_WORDS.get(str(params.get("smoothing_model")), "smoothing")
         out.append(
             f"{smoothed} of {result.size} slices have too few gold labels for their own estimate "
-            "and were pulled toward a model fitted across all slices (Bayesian Fay-Herriot "
-            "smoothing); their intervals are widened so that they still contain the slice's own "
-            "interval. The other slices report their own estimate."
+            f"and were pulled toward a model fitted across all slices ({words}); their intervals "
+            "are widened so that they still contain the slice's own interval. The other slices "
+            "report their own estimate."
         )
     return out
 

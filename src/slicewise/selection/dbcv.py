@@ -15,8 +15,8 @@ import numpy as np
 
 from .._typing import BoolArray, FloatArray, IntArray
 from ..data.designs import DomainSample
-from ..estimators.smoothing.pipeline import DIRECT, DomainFit, DomainProblem, fit_domains
 from ..estimators.survey.ht import horvitz_thompson
+from ..smoothing.domains import DIRECT, DomainFit, DomainProblem, fit_domains
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,7 +169,7 @@ def design_cv(
     problem : DomainProblem
     sample : DomainSample
     candidates : sequence of str
-        Method names (see :data:`slicewise.estimators.smoothing.pipeline.METHODS`).
+        Method names (see :data:`slicewise.smoothing.domains.METHODS`).
     folds : int
         K >= 2.
     rng : numpy Generator

@@ -140,9 +140,9 @@ def profile_source(
             f"not give for now; pass method= one of {list(STREAMED_METHODS)}, or read the pool "
             "into a pandas DataFrame."
         )
-    if smooth == "fh":
+    if smooth in ("fh", "pp-s"):
         raise ValueError(
-            f"The 'smooth' parameter of {FUNC} is 'fh', which needs the pool in memory; use "
+            f"The 'smooth' parameter of {FUNC} is {smooth!r}, which needs the pool in memory; use "
             "smooth='auto' or 'none' with an out-of-core pool."
         )
     if inclusion is not None:
@@ -507,7 +507,7 @@ class _Scan:
 
 def _disjoint(locality: Any, values: FloatArray) -> bool:
     """Whether every level has weight in at most one grid point (the grid points are disjoint
-    domains; :func:`slicewise.methods.smoothing.disjoint_domains` on the whole pool)."""
+    domains; :func:`slicewise.smoothing.profiles.disjoint_domains` on the whole pool)."""
     kernel = locality.kernel(values.reshape(-1, 1))
     if isinstance(kernel, np.ndarray):
         return bool(np.all((kernel > 0).sum(axis=1) <= 1))

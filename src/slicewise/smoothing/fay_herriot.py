@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._typing import FloatArray
+from .._typing import FloatArray
 from .linear_mixed import AreaModel, conditional_posterior, projection_matrices
 
 

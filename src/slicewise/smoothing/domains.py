@@ -3,10 +3,10 @@
 ``fit_domains(problem, sample, method)`` is the one function the public API, design-based
 cross-validation and the oracle harness call, so all three fit exactly the same estimators.
 
-Methods: ``'ht'``, ``'hajek'``, ``'ppi'``, ``'ppi++'``, ``'greg'`` (direct, design-based
-variances); ``'fh'`` (REML/EBLUP with the Prasad-Rao MSE, taxonomy levels if given);
+Methods: ``'ht'``, ``'hajek'``, ``'ppi'``, ``'ppi++'``, ``'greg'``, ``'greg-or-hajek'`` (direct,
+design-based variances); ``'fh'`` (REML/EBLUP with the Prasad-Rao MSE, taxonomy levels if given);
 ``'pp-s'`` (Bayesian Fay-Herriot on GREG, exact integration); ``'pp-ts'`` (the same with additive
-taxonomy effects).
+taxonomy effects). The models are those of :mod:`.area`, which profiles use too.
 """
 
 from __future__ import annotations
@@ -18,22 +18,34 @@ from typing import Any, Literal
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..._typing import FloatArray, IntArray
-from ...data.designs import DomainSample
-from ..survey.base import DirectFit, pool_means, pooled_variance
-from ..survey.greg import greg
-from ..survey.ht import hajek, horvitz_thompson
-from ..survey.ppi import ppi, ppi_plus_plus
-from .bayes import bayes_fit
-from .fay_herriot import eblup
+from .._typing import BoolArray, FloatArray, IntArray
+from ..data.designs import DomainSample
+from ..estimators.survey.base import DirectFit, pool_means, pooled_variance
+from ..estimators.survey.greg import greg, greg_or_hajek
+from ..estimators.survey.ht import hajek, horvitz_thompson
+from ..estimators.survey.ppi import ppi, ppi_plus_plus
+from .area import Model, borrowed, fit_area_model
 from .guard import PRECISE_LABELS, guard
 from .linear_mixed import AreaModel, indicator_levels
 
-Method = Literal["ht", "hajek", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts"]
-METHODS: tuple[Method, ...] = ("ht", "hajek", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts")
-DIRECT: tuple[str, ...] = ("ht", "hajek", "ppi", "ppi++", "greg")
+Method = Literal["ht", "hajek", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts"]
+METHODS: tuple[Method, ...] = (
+    "ht",
+    "hajek",
+    "ppi",
+    "ppi++",
+    "greg",
+    "greg-or-hajek",
+    "fh",
+    "pp-s",
+    "pp-ts",
+)
+DIRECT: tuple[str, ...] = ("ht", "hajek", "ppi", "ppi++", "greg", "greg-or-hajek")
 SMOOTHED: tuple[str, ...] = ("fh", "pp-s", "pp-ts")
-Direct = Literal["greg", "ht"]
+#: The area-level model of each smoothed method (:mod:`.area`); ``'pp-ts'`` is ``'pp-s'`` with
+#: the taxonomy levels as additive random effects.
+SMOOTHING_MODEL: dict[str, Model] = {"fh": "fh", "pp-s": "pp-s", "pp-ts": "pp-s"}
+Direct = Literal["greg-or-hajek", "greg", "ht"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,7 +64,7 @@ class DomainProblem:
     taxonomy : tuple of ndarray of int, shape (D,)
         Level codes per domain (nested or crossed).
     taxonomy_names : tuple of str
-    direct : {'greg', 'ht'}
+    direct : {'greg-or-hajek', 'greg', 'ht'}
         Direct estimator fed to the smoothing model.
     variance_df : float
         Prior degrees of freedom of the pooled sampling variance (see
@@ -85,11 +97,11 @@ class DomainFit:
         The direct estimator underneath (itself for direct methods).
     psi : ndarray of shape (D,)
         Sampling variances given to the smoothing model (the direct variances for direct methods).
-    mixture : tuple of arrays or None
-        (weights (K,), means (K, D), sds (K, D)) of the Bayesian posterior mixture.
     params : mapping
     bias_bound : ndarray of shape (D,), optional
         Bias bound of the per-slice guard (:mod:`.guard`), added to the interval's half-width.
+    borrowed : ndarray of bool, shape (D,), optional
+        Domains that lean on the others (:func:`.area.borrowed`; None: none).
     """
 
     method: str
@@ -98,9 +110,9 @@ class DomainFit:
     weight: FloatArray
     direct: DirectFit
     psi: FloatArray
-    mixture: tuple[FloatArray, FloatArray, FloatArray] | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     bias_bound: FloatArray | None = None
+    borrowed: BoolArray | None = None
 
 
 def fit_direct(problem: DomainProblem, sample: DomainSample, method: str) -> DirectFit:
@@ -116,6 +128,8 @@ def fit_direct(problem: DomainProblem, sample: DomainSample, method: str) -> Dir
         return ppi(sample, pred) if method == "ppi" else ppi_plus_plus(sample, pred)
     if method == "greg":
         return greg(sample, problem.auxiliaries)
+    if method == "greg-or-hajek":
+        return greg_or_hajek(sample, problem.auxiliaries)
     raise ValueError(f"Unknown direct method {method!r}; valid: {', '.join(DIRECT)}.")
 
 
@@ -245,8 +259,8 @@ def fit_domains(problem: DomainProblem, sample: DomainSample, method: str) -> Do
 def _guarded(fit: DomainFit, sample: DomainSample) -> DomainFit:
     """The per-slice guard (:mod:`.guard`) on a smoothed fit: domains with enough labels keep
     their direct estimate; smoothed ones get a bias bound that makes their interval contain the
-    direct interval. The interval is then normal (direct se plus the bias bound), so the
-    posterior mixture is dropped."""
+    direct interval (the one interval rule of :mod:`.area`); :func:`.area.borrowed` flags the
+    domains that lean on the others."""
     direct_se = np.sqrt(fit.direct.variance)
     direct_se = np.where(np.isfinite(direct_se), direct_se, np.sqrt(fit.psi))
     z = 1.959963984540054  # flags disagreement beyond the direct 95% interval
@@ -257,8 +271,8 @@ def _guarded(fit: DomainFit, sample: DomainSample) -> DomainFit:
         estimate=guarded.estimate,
         se=guarded.se,
         weight=weight,
-        mixture=None,
         bias_bound=guarded.bias_bound,
+        borrowed=borrowed(fit.weight, guarded.smoothed, guarded.model_based),
         params={
             **dict(fit.params),
             "smoothed": guarded.smoothed.tolist(),
@@ -283,32 +297,11 @@ def _smooth(
     estimate = np.full(n_dom, np.nan)
     se = np.full(n_dom, np.nan)
     weight = np.full(n_dom, np.nan)
-    mixture = None
-    if method == "fh":
-        fh = eblup(model)
-        estimate[idx] = fh.estimate
-        se[idx] = np.sqrt(fh.mse)
-        weight[idx] = fh.weight
-        params.update(sigma=np.sqrt(fh.sigma2), beta=fh.beta, converged=fh.converged)
-    else:
-        bayes = bayes_fit(model, prior_scale=problem.prior_scale)
-        estimate[idx] = bayes.estimate
-        se[idx] = bayes.sd
-        weight[idx] = bayes.weight
-        means = np.full((bayes.node_weight.size, n_dom), np.nan)
-        sds = np.full((bayes.node_weight.size, n_dom), np.nan)
-        means[:, idx] = bayes.node_mean
-        sds[:, idx] = bayes.node_sd
-        mixture = (bayes.node_weight, means, sds)
-        params.update(
-            sigma=bayes.sigma_mean,
-            sigma_mode=bayes.mode,
-            nodes=int(bayes.node_weight.size),
-            evaluated=bayes.n_evaluated,
-            edge_mass=bayes.edge_mass,
-            dropped_mass=bayes.dropped_mass,
-            prior_scale=problem.prior_scale,
-        )
+    area = fit_area_model(model, SMOOTHING_MODEL[method], prior_scale=problem.prior_scale)
+    estimate[idx] = area.estimate
+    se[idx] = area.se
+    weight[idx] = area.weight
+    params.update(area.params)
     return DomainFit(
         method=method,
         estimate=estimate,
@@ -316,6 +309,5 @@ def _smooth(
         weight=weight,
         direct=direct,
         psi=psi,
-        mixture=mixture,
         params=params,
     )

@@ -1,4 +1,4 @@
-"""Borrowing strength for the estimate: Fay-Herriot smoothing of a profile's direct estimates.
+"""Fay-Herriot smoothing of a profile's direct estimates on disjoint domains.
 
 For a categorical or exact-level ordinal profile the grid points are disjoint domains, and a
 centered control variate gives each one a direct estimate theta_hat_g with sampling variance
@@ -12,9 +12,11 @@ psi_g. Small domains are noisy; the area-level (Fay-Herriot) model
 shrinks each direct estimate toward a regression on a domain covariate, with weight
 gamma_g = sigma_v^2 / (sigma_v^2 + psi_g) on its own estimate: large domains keep their direct
 estimate, small ones lean on the regression (the prediction-powered smoothing of Kawano, Li and
-Parker 2026, applied to LACE's direct estimates). The posterior is computed by exact numerical
-integration over sigma_v (:mod:`slicewise.estimators.smoothing.bayes`; flat prior on beta,
-half-Cauchy(0, 0.25) on sigma_v), so its intervals carry the uncertainty of sigma_v.
+Parker 2026, applied to LACE's direct estimates). The model is fitted as in ``sw.domains``, by
+:func:`slicewise.smoothing.area.fit_area_model`, under the same names: ``smooth='pp-s'`` (and
+``auto``'s default, ``smooth='auto'``) integrates exactly over sigma_v
+(:mod:`slicewise.smoothing.bayes`; flat prior on beta, half-Cauchy(0, 0.25) on sigma_v);
+``smooth='fh'`` plugs in the REML estimate of sigma_v (EBLUP, :mod:`slicewise.smoothing.fay_herriot`).
 
 Domain covariate: x_g = (1, Pbar_T(g)), the pool mean over domain g of a logistic prediction of Y
 from the signals alone, fitted on all of L without Z (a synthetic estimate that depends on a
@@ -22,7 +24,7 @@ domain's own labels only through coefficients pooled over all domains).
 
 Per-slice validity: the smoothed point is reported only for slices with fewer than 10 labels,
 with an interval that contains the slice's own direct interval; see
-:mod:`slicewise.estimators.smoothing.guard` (measured there: without it, the largest PSN-IRT
+:mod:`slicewise.smoothing.guard` (measured there: without it, the largest PSN-IRT
 benchmark was biased by 8 Monte-Carlo standard errors).
 
 Sampling variances: psi_g is the method's variance for the target, floored by a generalised
@@ -39,11 +41,10 @@ import numpy as np
 
 from .._typing import BoolArray, FloatArray
 from ..estimators.predictors import fit_logistic
-from ..estimators.smoothing.bayes import bayes_fit
-from ..estimators.smoothing.guard import PRECISE_LABELS, guard
-from ..estimators.smoothing.linear_mixed import AreaModel
 from ..inference.variance import plus_two_variance
 from ..locality.weights import BlockKernel
+from ..methods.base import LabeledSet, MethodFit, PoolContext, labeled_sizes
+from ..methods.options import MethodOptions
 from ..moments.sums import (
     column_sums,
     iter_blocks,
@@ -53,11 +54,25 @@ from ..moments.sums import (
     take_rows,
 )
 from ..results import critical_value
-from .base import LabeledSet, MethodFit, PoolContext, labeled_sizes
-from .options import MethodOptions
+from .area import MODELS, Model, borrowed, fit_area_model
+from .guard import PRECISE_LABELS, guard
+from .linear_mixed import AreaModel
 
-#: A domain whose shrinkage weight is below this leans on borrowed strength.
-BORROWED_WEIGHT = 0.5
+#: The values of ``profile(smooth=...)``: ``'auto'`` smooths the ``auto`` method only, with
+#: ``'pp-s'``; a model name smooths any method with a variance by that model; ``'none'`` never.
+SMOOTH_CHOICES: tuple[str, ...] = ("auto", *MODELS, "none")
+
+
+#: How the notes name each model.
+MODEL_WORDS: dict[str, str] = {
+    "fh": "a regression across slices with its spread estimated from the data, smooth='fh'",
+    "pp-s": "a regression across slices that averages over its uncertain spread, smooth='pp-s'",
+}
+
+
+def smoothing_model(smooth: str) -> Model:
+    """The area-level model of a ``smooth`` option (``'auto'`` uses ``'pp-s'``)."""
+    return "fh" if smooth == "fh" else "pp-s"
 
 
 def disjoint_domains(ctx: PoolContext) -> bool:
@@ -144,19 +159,23 @@ def _floored(
 
 
 def _fh(
-    labeled: LabeledSet, estimate: FloatArray, psi: FloatArray, covariate: FloatArray
+    labeled: LabeledSet,
+    estimate: FloatArray,
+    psi: FloatArray,
+    covariate: FloatArray,
+    model: Model,
 ) -> tuple[FloatArray, FloatArray, FloatArray] | None:
-    """Bayesian FH posterior mean, sd and shrinkage weight on the domains with a direct estimate.
+    """FH estimate, standard error and shrinkage weight on the domains with a direct estimate.
 
     Kept for the labeled set by its inputs: ``auto`` fits the model to naive's estimates for its
     criterion, and again when naive is its choice.
     """
-    key = ("fay-herriot", estimate.tobytes(), psi.tobytes(), covariate.tobytes())
-    return labeled.memo(key, lambda: _fh_fit(estimate, psi, covariate))
+    key = ("fay-herriot", model, estimate.tobytes(), psi.tobytes(), covariate.tobytes())
+    return labeled.memo(key, lambda: _fh_fit(estimate, psi, covariate, model))
 
 
 def _fh_fit(
-    estimate: FloatArray, psi: FloatArray, covariate: FloatArray
+    estimate: FloatArray, psi: FloatArray, covariate: FloatArray, name: Model
 ) -> tuple[FloatArray, FloatArray, FloatArray] | None:
     observed = np.isfinite(estimate) & np.isfinite(psi) & (psi > 0) & np.isfinite(covariate)
     if observed.sum() < 4:
@@ -172,12 +191,12 @@ def _fh_fit(
         column_level=np.zeros(0, dtype=np.intp),
         level_names=(),
     )
-    fit = bayes_fit(model)
+    fit = fit_area_model(model, name)
     mean = np.full(estimate.shape, np.nan)
     sd = np.full(estimate.shape, np.nan)
     weight = np.full(estimate.shape, np.nan)
     mean[observed] = fit.estimate
-    sd[observed] = fit.sd
+    sd[observed] = fit.se
     weight[observed] = fit.weight
     return mean, sd, weight
 
@@ -190,7 +209,8 @@ def shrinkage_weights(
     None when the model cannot be fitted (fewer than four domains with a direct estimate).
     """
     covariate = synthetic_covariate(ctx, labeled, options)
-    result = _fh(labeled, fit.estimate, _floored(ctx, labeled, fit, fit.var_pool), covariate)
+    psi = _floored(ctx, labeled, fit, fit.var_pool)
+    result = _fh(labeled, fit.estimate, psi, covariate, smoothing_model(options.smooth))
     return None if result is None else result[2]
 
 
@@ -211,8 +231,11 @@ def smooth_fit(
     if not np.any(np.isfinite(fit.var_pool)):
         return replace(fit, notes=(*fit.notes, "Not smoothed: the method has no variance."))
     covariate = synthetic_covariate(ctx, labeled, options)
-    pool_fh = _fh(labeled, fit.estimate, _floored(ctx, labeled, fit, fit.var_pool), covariate)
-    pop_fh = _fh(labeled, fit.estimate, _floored(ctx, labeled, fit, fit.var_population), covariate)
+    model = smoothing_model(options.smooth)
+    pool_psi = _floored(ctx, labeled, fit, fit.var_pool)
+    pop_psi = _floored(ctx, labeled, fit, fit.var_population)
+    pool_fh = _fh(labeled, fit.estimate, pool_psi, covariate, model)
+    pop_fh = _fh(labeled, fit.estimate, pop_psi, covariate, model)
     if pool_fh is None or pop_fh is None:
         return replace(
             fit,
@@ -226,13 +249,13 @@ def smooth_fit(
     pool_guard = guard(fit.estimate, se_pool, mean, sd_pool, n_lab, critical)
     pop_guard = guard(fit.estimate, se_pop, mean, sd_pop, n_lab, critical)
     smoothed = pool_guard.smoothed
-    borrowed = smoothed & np.isfinite(weight) & (weight < BORROWED_WEIGHT) | pool_guard.model_based
+    leans = borrowed(weight, smoothed, pool_guard.model_based)
     labels = list(ctx.locality.labels)
     if smoothed.any():
         note = (
             f"{int(smoothed.sum())} of {int(np.isfinite(weight).sum())} slices have fewer than "
-            f"{PRECISE_LABELS:g} labels and report an estimate smoothed toward the others (a "
-            "Bayesian Fay-Herriot model on the pool mean of a prediction from the signals); their "
+            f"{PRECISE_LABELS:g} labels and report an estimate smoothed toward the others "
+            f"({MODEL_WORDS[model]} on the pool mean of a prediction from the signals); their "
             "intervals are widened by the distance to their own direct estimate, so that they "
             "contain the direct interval. Slices with more labels keep their direct estimate."
         )
@@ -256,12 +279,13 @@ def smooth_fit(
         estimate=pool_guard.estimate,
         var_pool=pool_guard.se**2,
         var_population=pop_guard.se**2,
-        borrowed=fit.borrowed | borrowed,
+        borrowed=fit.borrowed | leans,
         df=df,
         bias_bound=pool_guard.bias_bound,
         params={
             **fit.params,
             "smoothing": "fay_herriot",
+            "smoothing_model": model,
             "shrinkage_weight": weight.tolist(),
             "smoothed": smoothed.tolist(),
             "direct_estimate": fit.estimate.tolist(),

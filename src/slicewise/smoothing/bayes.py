@@ -48,7 +48,7 @@ import numpy as np
 from scipy import special
 from threadpoolctl import threadpool_limits
 
-from ..._typing import FloatArray
+from .._typing import FloatArray
 from .linear_mixed import AreaModel, conditional_posterior, reml_loglik
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._typing import BoolArray, FloatArray
+from .._typing import BoolArray, FloatArray
 
 #: Slices with at least this many effective labeled items keep their direct estimate. Ten, not
 #: twenty: the validity targets ask that no slice with 20 labels in expectation be worse than

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._typing import FloatArray, IntArray
+from .._typing import FloatArray, IntArray
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,0 +1,15 @@
+"""Smoothing of direct estimates across disjoint domains, one module for profiles and domains:
+
+* :mod:`.linear_mixed` -- the Fay-Herriot / taxonomy area-level model and its Woodbury algebra;
+* :mod:`.fay_herriot` -- REML fit, EBLUP and the Prasad-Rao (Datta-Lahiri) MSE;
+* :mod:`.bayes` -- the fully Bayesian posterior by exact numerical integration over the variance
+  components (PP-S without taxonomy, PP-TS with one);
+* :mod:`.area` -- the two fits under one name each (``'fh'``: REML/EBLUP, ``'pp-s'``: Bayesian),
+  as ``profile(smooth=...)`` and ``domains(method=...)`` both call them, and the one
+  ``borrowed`` rule;
+* :mod:`.guard` -- the per-slice guard: which slices report the smoothed point, and the bias
+  bound that makes their intervals contain the direct ones (the one interval rule);
+* :mod:`.profiles` -- smoothing of a profile's disjoint domains (``sw.profile``, ``auto``);
+* :mod:`.domains` -- direct estimate, then (optionally) smoothing: the one entry point used by
+  ``sw.domains``, DB-CV and the oracle harness.
+"""
