@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._threads import one_blas_thread
 from .._typing import FloatArray, PoolKernel
 from ..locality.weights import BlockKernel
 from .sums import (
@@ -88,16 +89,17 @@ def scale_sums(kernel: PoolKernel, x: FloatArray, *, products: bool = True) -> S
     mass = np.zeros(g)
     sq_mass = np.zeros(g)
     total = np.zeros((g, p + width))
-    for start, block in iter_blocks(kernel):
-        mass += block.sum(axis=0)
-        sq_mass += np.einsum("ij,ij->j", block, block)
-        if p == 0:
-            continue
-        columns = np.empty((block.shape[0], p + width), order="F")
-        columns[:, :p] = x[start : start + block.shape[0]]
-        if width:
-            product_columns(columns[:, :p], out=columns[:, p:])
-        total += block.T @ columns
+    with one_blas_thread():
+        for start, block in iter_blocks(kernel):
+            mass += block.sum(axis=0)
+            sq_mass += np.einsum("ij,ij->j", block, block)
+            if p == 0:
+                continue
+            columns = np.empty((block.shape[0], p + width), order="F")
+            columns[:, :p] = x[start : start + block.shape[0]]
+            if width:
+                product_columns(columns[:, :p], out=columns[:, p:])
+            total += block.T @ columns
     return ScaleSums(mass=mass, sq_mass=sq_mass, first=total[:, :p], second=total[:, p:])
 
 
@@ -144,9 +146,10 @@ def block_sums(
     ``columns(start, stop)``, built one block at a time so that V is never stored: (G, d)."""
     if isinstance(kernel, np.ndarray | BlockKernel) and not is_global(kernel):
         out: FloatArray | None = None
-        for start, block in iter_blocks(kernel):
-            part = block.T @ columns(start, start + block.shape[0])
-            out = part if out is None else out + part
+        with one_blas_thread():
+            for start, block in iter_blocks(kernel):
+                part = block.T @ columns(start, start + block.shape[0])
+                out = part if out is None else out + part
         assert out is not None
         return out
     total: FloatArray | None = None

@@ -24,6 +24,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from .._threads import one_blas_thread
 from .._typing import FloatArray, IntArray, KernelMatrix, PoolKernel
 from ..locality.weights import BlockKernel
 
@@ -98,8 +99,9 @@ def weighted_products(kernel: PoolKernel, x: FloatArray) -> FloatArray:
             total += product_columns(x[start : start + CHUNK]).sum(axis=0)
         return np.asarray(kernel[0][:, None] * total, dtype=np.float64)
     if isinstance(kernel, np.ndarray | BlockKernel):
-        for start, block in iter_blocks(kernel):
-            out += block.T @ product_columns(x[start : start + block.shape[0]])
+        with one_blas_thread():
+            for start, block in iter_blocks(kernel):
+                out += block.T @ product_columns(x[start : start + block.shape[0]])
         return out
     for start in range(0, x.shape[0], CHUNK):
         part = product_columns(x[start : start + CHUNK])
@@ -138,8 +140,9 @@ def weighted_sums(kernel: PoolKernel, values: FloatArray) -> FloatArray:
     """``kernel.T @ values``: (G, p) unnormalised local sums of the columns of ``values``."""
     if isinstance(kernel, BlockKernel):
         out = np.zeros((kernel.shape[1], values.shape[1]))
-        for start, block in kernel.blocks():
-            out += block.T @ values[start : start + block.shape[0]]
+        with one_blas_thread():
+            for start, block in kernel.blocks():
+                out += block.T @ values[start : start + block.shape[0]]
         return out
     if isinstance(kernel, np.ndarray) and is_global(kernel):
         return np.asarray(kernel[0][:, None] * values.sum(axis=0), dtype=np.float64)
