@@ -32,8 +32,8 @@ from ..estimators.learned import (
     LEARNERS,
     CrossFit,
     Learner,
+    LearnerDesign,
     cross_fit,
-    learner_design,
 )
 from ..estimators.smoothing.guard import PRECISE_LABELS
 from ..inference.cv_variance import (
@@ -152,10 +152,10 @@ def signal_features(ctx: PoolContext, labeled: LabeledSet, scales: Sequence[floa
     return FeatureSet(name="signals", pool=pool, x_lab=ctx.features[labeled.index])
 
 
-def _design(ctx: PoolContext, learner: Learner) -> FloatArray:
+def _design(ctx: PoolContext, learner: Learner) -> LearnerDesign:
     return ctx.cached(
         ("learner design", learner),
-        lambda: learner_design(ctx.table.z, ctx.locality.kind, ctx.features, learner),
+        lambda: LearnerDesign.build(ctx.table.z, ctx.locality.kind, ctx.features, learner),
     )
 
 
@@ -172,17 +172,18 @@ def learned_features(
     predictions (for Mbar) and [c, c^2, c S] of the standardised prediction c, at each wider
     nuisance bandwidth [c, c^2, c S] again.
     """
-    average = fit.average
-    mean, sd = float(average.mean()), float(average.std())
+    pool_x = fit.average()
+    mean, sd = float(pool_x.mean()), float(pool_x.std())
     scale = sd if sd > 0 else 1.0
-    pool_x = (average - mean) / scale
+    pool_x -= mean  # in place: the standardised prediction is the one (M,) array kept
+    pool_x /= scale
     lab_x = (fit.oof - mean) / scale
-    folds = fit.predictions.shape[0]
+    folds = fit.folds
     x = ctx.features
 
     def at_h(start: int, stop: int) -> FloatArray:
         return np.column_stack(
-            [fit.predictions[:, start:stop].T, column_products(x, pool_x, start, stop)]
+            [fit.predictions(start, stop).T, column_products(x, pool_x, start, stop)]
         )
 
     kernel = ctx.pool_kernel(1.0)
