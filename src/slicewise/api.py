@@ -271,7 +271,7 @@ def pool_notes(
     notes: list[str] = [_sentence(prefix, note) for note in table.notes]
     if method == "naive":
         return notes
-    sd = table.signals.std(axis=0) if table.signals.shape[1] else np.zeros(0)
+    sd = table.signal_moments[1]
     constant = [n for n, s in zip(table.signal_names, sd, strict=True) if s == 0]
     if constant:
         message = _sentence(
