@@ -19,7 +19,7 @@ from ..data.table import ItemTable
 from ..estimators.control_variate import CoefficientFit, centered_estimate
 from ..inference.variance import local_variance
 from ..locality.weights import BlockKernel, Locality
-from ..moments.pool import ScaleSums, moments_from_sums, scale_sums
+from ..moments.pool import ScaleSums, block_sums, moments_from_sums, scale_sums, scale_sums_with
 from ..moments.sums import (
     LabeledMoments,
     PoolMoments,
@@ -190,6 +190,29 @@ class PoolContext:
                     g = value.mass.size
                     return ScaleSums(value.mass, value.sq_mass, np.zeros((g, 0)), np.zeros((g, 0)))
         return self.cached(("sums", name, scale), lambda: scale_sums(self.pool_kernel(scale), x))
+
+    def kernel_sums_with(
+        self,
+        name: str,
+        columns: Callable[[int, int], FloatArray],
+        width: int,
+        features: FloatArray | None = None,
+        *,
+        scale: float = 1.0,
+    ) -> tuple[ScaleSums, FloatArray]:
+        """:meth:`kernel_sums` of a named feature matrix, and at the same scale the kernel sums
+        ``kernel.T @ V`` of the (M, width) matrix V whose rows start .. stop - 1 are
+        ``columns(start, stop)``: one pass over the pool for both while the named sums are not
+        cached yet (:func:`~slicewise.moments.pool.scale_sums_with`). The named sums are cached
+        as by :meth:`kernel_sums`; the sums of V, which may depend on the labels, are not."""
+        key = ("sums", name, float(scale))
+        kernel = self.pool_kernel(scale)
+        if key in self._cache:
+            return self._cache[key], block_sums(kernel, columns, items=self.n_pool)
+        x = self.features if features is None else features
+        sums, extra = scale_sums_with(kernel, x, columns, width)
+        self._cache[key] = sums
+        return sums, extra
 
     def moments(
         self,

@@ -44,7 +44,7 @@ from ..inference.cv_variance import (
     design_weights,
 )
 from ..inference.variance import degenerate_floor
-from ..moments.pool import block_sums, column_products, prepend_column
+from ..moments.pool import column_products, prepend_column
 from ..moments.sums import (
     LabeledMoments,
     PoolMoments,
@@ -187,7 +187,19 @@ def learned_features(
         )
 
     kernel = ctx.pool_kernel(1.0)
-    sums_h = block_sums(kernel, at_h, items=ctx.n_pool)
+    p = x.shape[1]
+    # each pass over the pool also gives the signals' sums at its scale, while not cached yet
+    sums_h = ctx.kernel_sums_with("signals", at_h, folds + 2 + p)[1]
+    wider = {
+        s: ctx.kernel_sums_with(
+            "signals",
+            lambda start, stop: column_products(x, pool_x, start, stop),
+            2 + p,
+            scale=s,
+        )[1]
+        for s in sorted({*scales, np.inf})
+        if s != 1.0
+    }
     mass = ctx.kernel_sums("none", np.zeros((ctx.n_pool, 0))).mass
     centre = fit.centering(kernel, labeled.index, pool_mass=mass, pool_sums=sums_h[:, :folds])
     centre = (centre - mean) / scale
@@ -199,11 +211,7 @@ def learned_features(
         if signals.kernel_b is signals.kernel:
             sums_b, mean_sb = sums_h[:, folds:], signals.mean
         else:
-            sums_b = block_sums(
-                signals.kernel_b,
-                lambda start, stop: column_products(x, pool_x, start, stop),
-                items=ctx.n_pool,
-            )
+            sums_b = wider[s]
             mean_sb = _safe_divide(ctx.kernel_sums("signals", scale=s).first, signals.mass_b)
         moments = prepend_column(signals, mean_c, _safe_divide(sums_b, signals.mass_b), mean_sb)
         adjusted = moments.mean.copy()
@@ -332,17 +340,11 @@ def choose_and_fit(
     rng = options.rng if options.rng is not None else np.random.default_rng(0)
     candidates = _family_candidates(ctx, families, options)
     weights, mass = dense_weights(ctx.pool_kernel(1.0), labeled.index)
-    pool_mass = ctx.kernel_sums("none", np.zeros((ctx.n_pool, 0))).mass
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fraction = np.clip(np.where(pool_mass > 0, mass / pool_mass, 0.0), 0.0, 1.0)
-    design = None if labeled.pi is None else design_weights(weights, mass, labeled.pi, pool_mass)
     fold = balanced_folds(labeled.y, max(2, min(options.folds, labeled.n)), rng)
     scales = sorted({c.nuisance_scale for c in candidates})
     feature_sets: dict[str, FeatureSet] = {}
     learner = _learner(options)
     families_used = {c.features for c in candidates}
-    if "signals" in families_used:
-        feature_sets["signals"] = signal_features(ctx, labeled, scales)
     if families_used & {"learned", "learned+signals"}:
         crossfit = cross_fit(
             _design(ctx, learner),
@@ -354,13 +356,18 @@ def choose_and_fit(
             categorical=ctx.locality.kind == "categorical",
             rng=rng,
         )
+        # first: its passes over the pool also give the signals' sums
         full = learned_features(ctx, labeled, crossfit, scales)
         feature_sets["learned+signals"] = full
         feature_sets["learned"] = full.first(1, "learned")
-    # after the feature sets: their passes over the pool also give the kernel mass
+    if "signals" in families_used:
+        feature_sets = {"signals": signal_features(ctx, labeled, scales), **feature_sets}
+    # after the feature sets: their passes over the pool also give the kernel mass (asked for
+    # before them, it took a pass of its own)
     pool_mass = ctx.moments("none", np.zeros((ctx.n_pool, 0))).mass
     with np.errstate(divide="ignore", invalid="ignore"):
         fraction = np.clip(np.where(pool_mass > 0, mass / pool_mass, 0.0), 0.0, 1.0)
+    design = None if labeled.pi is None else design_weights(weights, mass, labeled.pi, pool_mass)
     empty = np.zeros((labeled.n, 0))
     g = ctx.grid_size
     naive = Candidate("none", 1.0, 0.0)
