@@ -241,9 +241,12 @@ class CoefficientCache:
         self._fits: dict[tuple[float, bytes], tuple[CoefficientFit, FloatArray]] = {}
 
     def _kernel_rows(self, scale: float) -> KernelMatrix:
-        if scale not in self._rows:
-            rows = take_rows(self._ctx.pool_kernel(scale), self._labeled.index)
-            self._rows[scale] = as_dense_if_small(rows)
+        if scale not in self._rows:  # one copy per labeled set, shared by the feature sets
+            ctx, labeled = self._ctx, self._labeled
+            self._rows[scale] = labeled.memo(
+                ("kernel rows", ctx, scale),
+                lambda: as_dense_if_small(take_rows(ctx.pool_kernel(scale), labeled.index)),
+            )
         return self._rows[scale]
 
     def fit(self, scale: float, rows: IntArray) -> tuple[CoefficientFit, FloatArray]:
@@ -254,7 +257,7 @@ class CoefficientCache:
             y = self._labeled.y[rows]
             x = self._features.x_lab[rows]
             k_rows = self._kernel_rows(1.0)[rows]
-            kb_rows = self._kernel_rows(scale)[rows]
+            kb_rows = k_rows if scale == 1.0 else self._kernel_rows(scale)[rows]
             pi = None if self._labeled.pi is None else self._labeled.pi[rows]
             lab = LabeledMoments.from_rows(k_rows, kb_rows, y, x, pi=pi)
             coef = ridge_coefficient(
