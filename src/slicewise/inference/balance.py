@@ -206,14 +206,20 @@ def label_balance(
     generator = np.random.default_rng(SEED) if rng is None else rng
     m, k = signals.shape
     n_labeled = int(labeled.sum())
-    if m > POOL_CAP and n_labeled < POOL_CAP // 2:
+    subsampled = m > POOL_CAP and n_labeled < POOL_CAP // 2
+    if subsampled:
         # All labeled items and a Bernoulli subsample of the unlabeled ones: given the kept set,
         # L is still a uniformly random subset within each stratum, so the test stays exact.
         keep = labeled | (generator.random(m) < (POOL_CAP - n_labeled) / (m - n_labeled))
         signals, strata, labeled = signals[keep], strata[keep], labeled[keep]
         m = signals.shape[0]
     sd = signals.std(axis=0) if k else np.zeros(0)
-    x = signals - signals.mean(axis=0)
+    mean = signals.mean(axis=0)
+    if subsampled:  # the subsample is a copy of our own: centred in place
+        x = signals
+        x -= mean
+    else:
+        x = signals - mean
     x /= np.where(sd > 0, sd, 1.0)  # in place, as below: one (m x K) array, not three
     n_strata = int(strata.max()) + 1 if m else 0
     big = np.bincount(strata, minlength=n_strata).astype(np.float64)
