@@ -35,6 +35,8 @@ from ._util import peak_memory
 
 M, N, K, G = 1_000_000, 10_000, 6, 20
 SIGNALS = [f"s{k}" for k in range(K)]
+#: The columns of :func:`make_frame` as ``sw.profile`` keywords.
+KWARGS: dict[str, Any] = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous"}
 
 
 def make_frame(seed: int = 0) -> pd.DataFrame:
@@ -102,7 +104,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     frame = make_frame()
-    kwargs: dict[str, Any] = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous"}
     z = frame["z"].to_numpy()
     s = frame[SIGNALS].to_numpy()
     s = (s - s.mean(0)) / s.std(0)
@@ -111,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
 
     def profile(method: str, signals: bool = True) -> Any:
         extra = {} if signals else {"signals": None}
-        return sw.profile(frame, method=method, **{**kwargs, **extra})
+        return sw.profile(frame, method=method, **{**KWARGS, **extra})
 
     paths: dict[str, Callable[[], Any]] = {
         "floor: Gaussian kernel + one BLAS product of [1, S, SS']": lambda: floor_sums(
