@@ -1,10 +1,13 @@
 """sw.profile at M = 1,000,000 pool items, n = 10,000 labeled, K = 6, 20 grid points, continuous Z.
 
 Times, in one run and as ratios to ``lace`` (best of ``--repeat`` calls, the paths interleaved so
-that a change in the machine's load hits them alike):
+that a change in the machine's load hits them alike), as wall time and as this process's
+processor time (on a machine busy with other jobs, wall time includes the wait for a core and
+processor time does not):
 
 * the floor: the Gaussian kernel (M x G) plus one BLAS product of the pool's [1, S, SS'] columns
-  (the upper triangle of SS'), the sums every LACE pool side needs, on arrays already extracted;
+  (the upper triangle of SS'), the sums every LACE pool side needs, on arrays already extracted,
+  with BLAS on one thread as in ``sw.profile`` (:mod:`slicewise._threads`);
 * ``sw.profile`` with ``method='naive'`` (with and without signals), ``'lace'`` and the default
   ``'auto'``, validation of the DataFrame included;
 * a plain per-grid-point loop that computes the same LACE estimates (checked to 1e-8).
@@ -28,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 import slicewise as sw
 
@@ -35,6 +39,8 @@ from ._util import peak_memory
 
 M, N, K, G = 1_000_000, 10_000, 6, 20
 SIGNALS = [f"s{k}" for k in range(K)]
+#: The columns of :func:`make_frame` as ``sw.profile`` keywords.
+KWARGS: dict[str, Any] = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous"}
 
 
 def make_frame(seed: int = 0) -> pd.DataFrame:
@@ -84,15 +90,27 @@ def loop_profile(frame: pd.DataFrame, ridge: float = 0.3) -> tuple[np.ndarray, n
     return est, se
 
 
-def interleaved(paths: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
-    """Best wall time (s) of each path over ``repeat`` rounds, the paths run in turn each round."""
-    best = dict.fromkeys(paths, float("inf"))
+def interleaved(paths: dict[str, Callable[[], Any]], repeat: int) -> dict[str, tuple[float, float]]:
+    """Best wall time and best processor time (s) of each path over ``repeat`` rounds, the paths
+    run in turn each round."""
+    best = dict.fromkeys(paths, (float("inf"), float("inf")))
     for _ in range(repeat):
         for name, func in paths.items():
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             func()
-            best[name] = min(best[name], time.perf_counter() - start)
+            wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+            best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
     return best
+
+
+def one_thread(func: Callable[[], Any]) -> Callable[[], Any]:
+    """``func`` with BLAS on one thread, as sw.profile runs its products."""
+
+    def run() -> Any:
+        with threadpool_limits(1, user_api="blas"):
+            return func()
+
+    return run
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -102,7 +120,6 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     frame = make_frame()
-    kwargs: dict[str, Any] = {"z": "z", "signals": SIGNALS, "label": "y", "kind": "continuous"}
     z = frame["z"].to_numpy()
     s = frame[SIGNALS].to_numpy()
     s = (s - s.mean(0)) / s.std(0)
@@ -111,11 +128,11 @@ def main(argv: list[str] | None = None) -> None:
 
     def profile(method: str, signals: bool = True) -> Any:
         extra = {} if signals else {"signals": None}
-        return sw.profile(frame, method=method, **{**kwargs, **extra})
+        return sw.profile(frame, method=method, **{**KWARGS, **extra})
 
     paths: dict[str, Callable[[], Any]] = {
-        "floor: Gaussian kernel + one BLAS product of [1, S, SS']": lambda: floor_sums(
-            z, s, grid, h
+        "floor: Gaussian kernel + one BLAS product of [1, S, SS']": one_thread(
+            lambda: floor_sums(z, s, grid, h)
         ),
         "sw.profile, method='lace'": lambda: profile("lace"),
         "sw.profile, method='naive' (no signals)": lambda: profile("naive", signals=False),
@@ -125,7 +142,9 @@ def main(argv: list[str] | None = None) -> None:
     for func in paths.values():  # warm-up: imports, first-call costs
         func()
     times = interleaved(paths, args.repeat)
-    t_loop = interleaved({"loop": lambda: loop_profile(frame)}, 1)["loop"]
+    times["per-grid-point loop (same LACE estimates)"] = interleaved(
+        {"loop": one_thread(lambda: loop_profile(frame))}, 1
+    )["loop"]
     np.testing.assert_allclose(profile("lace").estimate, loop_profile(frame)[0], rtol=1e-8)
     memory = {
         "naive (no signals)": peak_memory(lambda: profile("naive", signals=False)),
@@ -135,23 +154,26 @@ def main(argv: list[str] | None = None) -> None:
     }
     frame_bytes = frame.memory_usage(deep=True).sum()
 
-    lace = times["sw.profile, method='lace'"]
-    floor = times["floor: Gaussian kernel + one BLAS product of [1, S, SS']"]
+    lace, lace_cpu = times["sw.profile, method='lace'"]
+    floor, floor_cpu = times["floor: Gaussian kernel + one BLAS product of [1, S, SS']"]
     lines = [
         f"M={M:,} n={N:,} K={K} G={G} (continuous Z); python {sys.version.split()[0]}, numpy "
         f"{np.__version__}, {platform.machine()}; best of {args.repeat} interleaved rounds; "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores at the end (other jobs "
         "slow every path, the floor's stored M x G and M x 28 arrays most)",
         "",
-        "| path | wall time (s) | ratio to lace | ratio to the floor |",
-        "|---|---|---|---|",
+        "Processor time is this process's; the floor and the loop run BLAS on one thread, as the "
+        "fits of sw.profile do.",
+        "",
+        "| path | wall time (s) | ratio to lace | ratio to the floor | processor time (s) | "
+        "ratio to lace | ratio to the floor |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for name, seconds in times.items():
-        lines.append(f"| {name} | {seconds:.3f} | {seconds / lace:.2f} | {seconds / floor:.2f} |")
-    lines.append(
-        f"| per-grid-point loop (same LACE estimates) | {t_loop:.3f} | {t_loop / lace:.2f} | "
-        f"{t_loop / floor:.2f} |"
-    )
+    for name, (wall, cpu) in times.items():
+        lines.append(
+            f"| {name} | {wall:.3f} | {wall / lace:.2f} | {wall / floor:.2f} | {cpu:.3f} | "
+            f"{cpu / lace_cpu:.2f} | {cpu / floor_cpu:.2f} |"
+        )
     lines += [
         "",
         f"Peak traced memory inside one sw.profile call, beyond the input frame "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal, TypeAlias
 
 import numpy as np
@@ -80,6 +81,14 @@ class ItemTable:
     def input_rows(self, index: IntArray) -> IntArray:
         """Rows of the input frame of the table items at positions ``index``."""
         return index if self.rows is None else self.rows[index]
+
+    @cached_property
+    def signal_moments(self) -> tuple[FloatArray, FloatArray]:
+        """Pool mean and standard deviation of every signal column, shape (K,) each; computed
+        once (each costs a pass over the (M x K) signals, the deviation an (M x K) temporary)."""
+        if not self.signals.shape[1]:
+            return np.zeros(0), np.zeros(0)
+        return self.signals.mean(axis=0), self.signals.std(axis=0)
 
     @property
     def n_pool(self) -> int:

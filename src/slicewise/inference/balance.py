@@ -159,7 +159,8 @@ def balance_strata(z: FloatArray, kind: Kind, *, bins: int = CONTINUOUS_BINS) ->
     codes = np.zeros(z.shape[0], dtype=np.intp)
     for column in z.T:
         edges = np.unique(np.quantile(column, np.linspace(0.0, 1.0, per_dim + 1)[1:-1]))
-        codes = codes * (edges.size + 1) + np.searchsorted(edges, column, side="right")
+        codes *= edges.size + 1  # in place: no (M,) temporaries beyond searchsorted's
+        codes += np.searchsorted(edges, column, side="right")
     # np.unique(codes, return_inverse=True)[1] by counting (the codes are few small integers):
     # the same ranks without sorting M items
     present = np.bincount(codes) > 0
@@ -205,19 +206,27 @@ def label_balance(
     generator = np.random.default_rng(SEED) if rng is None else rng
     m, k = signals.shape
     n_labeled = int(labeled.sum())
-    if m > POOL_CAP and n_labeled < POOL_CAP // 2:
+    subsampled = m > POOL_CAP and n_labeled < POOL_CAP // 2
+    if subsampled:
         # All labeled items and a Bernoulli subsample of the unlabeled ones: given the kept set,
         # L is still a uniformly random subset within each stratum, so the test stays exact.
         keep = labeled | (generator.random(m) < (POOL_CAP - n_labeled) / (m - n_labeled))
         signals, strata, labeled = signals[keep], strata[keep], labeled[keep]
         m = signals.shape[0]
     sd = signals.std(axis=0) if k else np.zeros(0)
-    x = (signals - signals.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    mean = signals.mean(axis=0)
+    if subsampled:  # the subsample is a copy of our own: centred in place
+        x = signals
+        x -= mean
+    else:
+        x = signals - mean
+    x /= np.where(sd > 0, sd, 1.0)  # in place, as below: one (m x K) array, not three
     n_strata = int(strata.max()) + 1 if m else 0
     big = np.bincount(strata, minlength=n_strata).astype(np.float64)
     small = np.bincount(strata[labeled], minlength=n_strata).astype(np.float64)
     sums = np.column_stack([np.bincount(strata, x[:, j], n_strata) for j in range(k)])
-    centered = x - (sums.reshape(n_strata, k) / np.maximum(big, 1.0)[:, None])[strata]
+    centered = x
+    centered -= (sums.reshape(n_strata, k) / np.maximum(big, 1.0)[:, None])[strata]
     d = centered[labeled].sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(big > 1, small * (1.0 - small / big) / (big - 1.0), 0.0)

@@ -20,7 +20,13 @@ from ..estimators.centered import CoefficientFit, centered_estimate
 from ..estimators.learned import CrossFit, Learner, Predictor, learner_design
 from ..inference.variance import local_variance
 from ..locality.weights import BlockKernel, Locality
-from ..moments.pool import ScaleSums, block_sums, column_products, moments_from_sums, scale_sums
+from ..moments.pool import (
+    ScaleSums,
+    block_sums,
+    column_products,
+    moments_from_sums,
+    scale_sums,
+)
 from ..moments.sums import (
     LabeledMoments,
     PoolMoments,
@@ -39,18 +45,24 @@ T = TypeVar("T")
 STORED_KERNEL_LIMIT = 1 << 22
 
 
-def standardize(signals: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+def standardize(
+    signals: FloatArray, moments: tuple[FloatArray, FloatArray] | None = None
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Standardise signals over the pool: (S - mean_T) / sd_T.
 
     A column that is constant over the pool keeps scale 1 (it is centred to zero and carries no
-    information; the caller warns about it).
+    information; the caller warns about it). ``moments``: the signals' pool mean and standard
+    deviation when already computed (:attr:`~slicewise.data.table.ItemTable.signal_moments`).
 
     Returns
     -------
     features, mean, scale
     """
-    mean = signals.mean(axis=0) if signals.shape[1] else np.zeros(0)
-    sd = signals.std(axis=0) if signals.shape[1] else np.zeros(0)
+    if moments is not None:
+        mean, sd = moments
+    else:
+        mean = signals.mean(axis=0) if signals.shape[1] else np.zeros(0)
+        sd = signals.std(axis=0) if signals.shape[1] else np.zeros(0)
     scale = np.where(sd > 0, sd, 1.0)
     features = signals - mean
     features /= scale  # in place: one (M x K) array, not two
@@ -119,7 +131,7 @@ class PoolContext:
         items (rows in this table's order), keyed by the scale of :meth:`kernel`; tables that share
         their items (several models on one pool) then share one kernel matrix.
         """
-        features, mean, scale = standardize(table.signals)
+        features, mean, scale = standardize(table.signals, table.signal_moments)
         cache: dict[Any, Any] = {}
         for key, matrix in (kernels or {}).items():
             cache[("kernel", float(key))] = matrix

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._threads import one_blas_thread
 from .._typing import FloatArray, Target
 from ..data.table import ItemTable
 from ..exceptions import (
@@ -184,13 +185,17 @@ def fit_with_warnings(
     """Fit ``method`` and naive on one labeled set; warn once about empty or sparse points.
 
     ``auto`` without signals is naive (its note says so): there is nothing to borrow from, and
-    the smoothing of disjoint domains needs the signals for its synthetic regression.
+    the smoothing of disjoint domains needs the signals for its synthetic regression. The fits
+    run BLAS on one thread (:func:`~slicewise._threads.one_blas_thread`): their products have
+    G rows, too thin for threads, and auto's labeled-side products took 11 s of processor time
+    with two threads on two busy cores where one thread needs 0.3 s.
     """
     if method == "auto" and ctx.features.shape[1] == 0 and options.smooth != "none":
         options = replace(options, smooth="none")
-    # the method first: its pass over the pool also gives the kernel masses that naive needs
-    fit = METHODS[method].fit(ctx, labeled, options)
-    naive = fit if method == "naive" else METHODS["naive"].fit(ctx, labeled, options)
+    with one_blas_thread():
+        # the method first: its pass over the pool also gives the kernel masses naive needs
+        fit = METHODS[method].fit(ctx, labeled, options)
+        naive = fit if method == "naive" else METHODS["naive"].fit(ctx, labeled, options)
     notes = list(fit.notes)
     labels = list(ctx.locality.labels)
     empty = ~np.isfinite(naive.estimate)
@@ -299,7 +304,7 @@ def pool_notes(
     notes: list[str] = [_sentence(prefix, note) for note in table.notes]
     if method == "naive":
         return notes
-    sd = table.signals.std(axis=0) if table.signals.shape[1] else np.zeros(0)
+    sd = table.signal_moments[1]
     constant = [n for n, s in zip(table.signal_names, sd, strict=True) if s == 0]
     if constant:
         message = _sentence(

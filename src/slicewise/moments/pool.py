@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._threads import one_blas_thread
 from .._typing import FloatArray, PoolKernel
 from ..locality.weights import BlockKernel
 from .sums import (
@@ -76,29 +77,57 @@ def scale_sums(kernel: PoolKernel, x: FloatArray, *, products: bool = True) -> S
     ``products=False`` skips the second moments (``second`` is then (G, 0)); with no features
     only the masses are computed, so a method without signals pays for the kernel alone.
     """
+    return scale_sums_with(kernel, x, products=products)[0]
+
+
+def scale_sums_with(
+    kernel: PoolKernel,
+    x: FloatArray,
+    columns: Callable[[int, int], FloatArray] | None = None,
+    width: int = 0,
+    *,
+    products: bool = True,
+) -> tuple[ScaleSums, FloatArray]:
+    """:func:`scale_sums` of ``x`` and, in the same pass, ``kernel.T @ V`` for the (M, width)
+    matrix V whose rows start .. stop - 1 are ``columns(start, stop)`` (:func:`block_sums`).
+
+    A block kernel is evaluated once for both, and one BLAS product per block gives every sum:
+    a method that needs sums of its own columns (a learned prediction) beside those of the
+    signals pays for one pass instead of two. Returns the sums and the (G, width) extra sums.
+    """
     g, p = kernel.shape[1], x.shape[1]
-    width = p * (p + 1) // 2 if products else 0
+    width_x = p * (p + 1) // 2 if products else 0
+    extra = width if columns is not None else 0
     if is_global(kernel) or not isinstance(kernel, np.ndarray | BlockKernel):
-        return ScaleSums(
+        sums = ScaleSums(
             mass=column_sums(kernel),
             sq_mass=square_column_sums(kernel),
             first=weighted_sums(kernel, x),
             second=weighted_products(kernel, x) if products else np.zeros((g, 0)),
         )
+        if columns is None:
+            return sums, np.zeros((g, 0))
+        return sums, block_sums(kernel, columns, items=x.shape[0])
     mass = np.zeros(g)
     sq_mass = np.zeros(g)
-    total = np.zeros((g, p + width))
-    for start, block in iter_blocks(kernel):
-        mass += block.sum(axis=0)
-        sq_mass += np.einsum("ij,ij->j", block, block)
-        if p == 0:
-            continue
-        columns = np.empty((block.shape[0], p + width), order="F")
-        columns[:, :p] = x[start : start + block.shape[0]]
-        if width:
-            product_columns(columns[:, :p], out=columns[:, p:])
-        total += block.T @ columns
-    return ScaleSums(mass=mass, sq_mass=sq_mass, first=total[:, :p], second=total[:, p:])
+    start_extra = p + width_x
+    total = np.zeros((g, start_extra + extra))
+    with one_blas_thread():
+        for start, block in iter_blocks(kernel):
+            mass += block.sum(axis=0)
+            sq_mass += np.einsum("ij,ij->j", block, block)
+            if p + extra == 0:
+                continue
+            rows = block.shape[0]
+            stacked = np.empty((rows, start_extra + extra), order="F")
+            stacked[:, :p] = x[start : start + rows]
+            if width_x:
+                product_columns(stacked[:, :p], out=stacked[:, p:start_extra])
+            if columns is not None:
+                stacked[:, start_extra:] = columns(start, start + rows)
+            total += block.T @ stacked
+    sums = ScaleSums(mass=mass, sq_mass=sq_mass, first=total[:, :p], second=total[:, p:start_extra])
+    return sums, total[:, start_extra:]
 
 
 def moments_from_sums(
@@ -144,9 +173,10 @@ def block_sums(
     ``columns(start, stop)``, built one block at a time so that V is never stored: (G, d)."""
     if isinstance(kernel, np.ndarray | BlockKernel) and not is_global(kernel):
         out: FloatArray | None = None
-        for start, block in iter_blocks(kernel):
-            part = block.T @ columns(start, start + block.shape[0])
-            out = part if out is None else out + part
+        with one_blas_thread():
+            for start, block in iter_blocks(kernel):
+                part = block.T @ columns(start, start + block.shape[0])
+                out = part if out is None else out + part
         assert out is not None
         return out
     total: FloatArray | None = None

@@ -24,6 +24,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from .._threads import one_blas_thread
 from .._typing import FloatArray, IntArray, KernelMatrix, PoolKernel
 from ..locality.weights import BlockKernel
 
@@ -98,8 +99,9 @@ def weighted_products(kernel: PoolKernel, x: FloatArray) -> FloatArray:
             total += product_columns(x[start : start + CHUNK]).sum(axis=0)
         return np.asarray(kernel[0][:, None] * total, dtype=np.float64)
     if isinstance(kernel, np.ndarray | BlockKernel):
-        for start, block in iter_blocks(kernel):
-            out += block.T @ product_columns(x[start : start + block.shape[0]])
+        with one_blas_thread():
+            for start, block in iter_blocks(kernel):
+                out += block.T @ product_columns(x[start : start + block.shape[0]])
         return out
     for start in range(0, x.shape[0], CHUNK):
         part = product_columns(x[start : start + CHUNK])
@@ -138,8 +140,9 @@ def weighted_sums(kernel: PoolKernel, values: FloatArray) -> FloatArray:
     """``kernel.T @ values``: (G, p) unnormalised local sums of the columns of ``values``."""
     if isinstance(kernel, BlockKernel):
         out = np.zeros((kernel.shape[1], values.shape[1]))
-        for start, block in kernel.blocks():
-            out += block.T @ values[start : start + block.shape[0]]
+        with one_blas_thread():
+            for start, block in kernel.blocks():
+                out += block.T @ values[start : start + block.shape[0]]
         return out
     if isinstance(kernel, np.ndarray) and is_global(kernel):
         return np.asarray(kernel[0][:, None] * values.sum(axis=0), dtype=np.float64)
@@ -419,15 +422,18 @@ class LabeledMoments:
             k = scale_rows(k, 1.0 / pi)
             kb = k if same else scale_rows(kb, 1.0 / pi)
         n = label.shape[0]
-        aug = np.column_stack([np.ones(n), label, x])
+        aug = np.empty((n, 2 + x.shape[1]), order="F")  # by columns, for product_columns
+        aug[:, 0] = 1.0
+        aug[:, 1] = label
+        aug[:, 2:] = x
         d = aug.shape[1]
-        outer = outer_rows(aug)
+        outer = product_columns(aug)  # upper triangles: each product once, not twice
         k_sq = square(k)
         mass = column_sums(k)
         mass_sq = column_sums(k_sq)
         first = weighted_sums(k, aug)
-        second = weighted_sums(k, outer).reshape(-1, d, d)
-        second_sq = weighted_sums(k_sq, outer).reshape(-1, d, d)
+        second = symmetric(weighted_sums(k, outer), d)
+        second_sq = symmetric(weighted_sums(k_sq, outer), d)
         if kb is k:
             mass_b, first_b, second_b = mass, first, second
             cross = weighted_sums(multiply(k_sq, k), aug[:, :1])
@@ -435,7 +441,7 @@ class LabeledMoments:
         else:
             mass_b = column_sums(kb)
             first_b = weighted_sums(kb, aug)
-            second_b = weighted_sums(kb, outer).reshape(-1, d, d)
+            second_b = symmetric(weighted_sums(kb, outer), d)
             cross = weighted_sums(multiply(k_sq, kb), aug[:, :1])
             sum_wb2_raw = square_column_sums(kb)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -455,7 +461,7 @@ class LabeledMoments:
         second_sq_pi = None
         if pi is not None:
             second_sq_pi = _safe_divide(
-                weighted_sums(k_sq, outer * pi[:, None]).reshape(-1, d, d), mass**2
+                symmetric(weighted_sums(k_sq, outer * pi[:, None]), d), mass**2
             )
         return cls(
             sample_mass=sample_mass,

@@ -1,0 +1,19 @@
+"""Thread limits for the passes over the pool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from threadpoolctl import threadpool_limits
+
+
+def one_blas_thread() -> Any:
+    """A context in which BLAS runs on one thread, for the passes over the pool.
+
+    Each block of a pass multiplies a (block x G) kernel by a few dozen feature columns: a
+    product too thin for threads to pay, and on a machine whose cores are busy with other work
+    the threads of OpenBLAS wait for each other. One pass over 10^6 items (G = 20, 27 columns)
+    took 1.3-15 s with two threads on two shared cores and 0.3-0.7 s with one
+    (benchmarks/bench_core.py).
+    """
+    return threadpool_limits(1, user_api="blas")
