@@ -167,3 +167,31 @@ def test_adaptive_multi_batch_protocol_is_unbiased_and_covers() -> None:
     # auto is at least as precise as global_cv here (mean se over draws and levels)
     se = {method: np.mean([r[method][2] for r in runs]) for method in pinned}
     assert se["auto"] <= 1.02 * se["global_cv"], se
+
+
+def test_slice_allocation_equalizes_the_predicted_variances() -> None:
+    """Water-filling: the adaptive part of the batch brings the slices it labels to one variance,
+    counting the labels already there and the floor's share; a slice already below that variance
+    gets nothing."""
+    from types import SimpleNamespace
+
+    from slicewise.planning.adaptive import slice_allocation
+
+    sigma2 = np.array([0.25, 0.10, 0.04, 0.20])
+    n_eff = np.array([30.0, 30.0, 30.0, 200.0])
+    n_pool = np.array([1000.0, 1000.0, 1000.0, 1000.0])
+    unlabeled = n_pool - n_eff
+    need = SimpleNamespace(sigma=np.sqrt(sigma2), n_labeled=n_eff, n_pool=n_pool, target=0.001)
+    batch, floor = 300.0, 0.3
+    labels = slice_allocation(need, unlabeled, batch, floor)
+    assert abs(labels.sum() - (1 - floor) * batch) < 1e-6
+    fixed = floor * batch * unlabeled / unlabeled.sum()
+    n_new = n_eff + fixed + labels
+    variance = (1 - n_new / n_pool) * sigma2 / n_new
+    got = labels > 0
+    assert got.tolist() == [True, True, False, False]
+    np.testing.assert_allclose(variance[got], variance[got].max(), rtol=1e-6)
+    assert np.all(variance[~got] <= variance[got].max() * (1 + 1e-9))
+    # a batch larger than every slice's whole need: each gets all of its unlabeled items
+    everything = slice_allocation(need, unlabeled, 5000.0, floor)
+    np.testing.assert_allclose(everything + floor * unlabeled, unlabeled, rtol=1e-9)
