@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 import slicewise as sw
-from slicewise.studies.paper_designs import setting_b
+from slicewise.studies.paper_designs import setting_b, setting_c, specialist
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 LLMBAR_JUDGES = (
@@ -60,6 +60,8 @@ class Scenario:
     method: str
     batch: int
     redraw: bool  # a new pool per replication (simulations) or one fixed pool (real data)
+    grid: tuple[float, ...] | None = None  # continuous profiles: the evaluation points
+    bandwidth: float | None = None
 
 
 def split_judge(rng: np.random.Generator, m: int = 3000) -> pd.DataFrame:
@@ -88,6 +90,8 @@ def llmbar_pool() -> pd.DataFrame:
 
 def scenarios() -> list[Scenario]:
     design = setting_b(1000)
+    design_c = setting_c(500)
+    design_i3 = specialist(3000)
     out = [
         Scenario(
             "split-judge",
@@ -101,6 +105,28 @@ def scenarios() -> list[Scenario]:
         ),
         Scenario(
             "setting-b", design.draw, "z", "ordinal", tuple(design.signal_names), "lace", 150, True
+        ),
+        Scenario(
+            "setting-c",
+            design_c.draw,
+            "z",
+            "categorical",
+            tuple(design_c.signal_names),
+            "lace",
+            150,
+            True,
+        ),
+        Scenario(
+            "specialist-i3",
+            design_i3.draw,
+            "z",
+            "continuous",
+            tuple(design_i3.signal_names),
+            "lace",
+            150,
+            True,
+            grid=tuple(float(v) for v in design_i3.grid[::2]),
+            bandwidth=0.08,
         ),
     ]
     if (DATA / "llmbar" / "pairs.csv").exists():
@@ -120,17 +146,35 @@ def scenarios() -> list[Scenario]:
     return out
 
 
-def one_run(sc: Scenario, seed: int, strategy: str, batch: int) -> dict[str, np.ndarray | int]:
+def one_run(
+    sc: Scenario,
+    seed: int,
+    strategy: str,
+    batch: int,
+    floor: float = 0.3,
+    halfwidth: float = 0.05,
+) -> dict[str, np.ndarray | int]:
     rng = np.random.default_rng(seed)
     full = sc.draw(rng)
-    truth = full.groupby(sc.z)["y"].mean().sort_index().to_numpy()
     table = full.copy()
     pilot = np.zeros(len(table), dtype=bool)
     pilot[rng.choice(len(table), 100, replace=False)] = True
     table.loc[~pilot, "y"] = np.nan
     common = dict(z=sc.z, signals=list(sc.signals), label="y", kind=sc.kind, method=sc.method)
+    if sc.grid is not None:
+        common.update(grid=list(sc.grid), bandwidth=sc.bandwidth)
+    # the pool profile: the (kernel-weighted) mean of every item's label at each grid point
+    truth = sw.profile(full, **{**common, "method": "naive"}).estimate  # type: ignore[arg-type]
     for _ in range(3):
-        table = sw.next_items(table, batch=batch, strategy=strategy, rng=rng, **common)  # type: ignore[arg-type]
+        table = sw.next_items(
+            table,
+            batch=batch,
+            strategy=strategy,
+            floor=floor,
+            halfwidth=halfwidth,
+            rng=rng,
+            **common,  # type: ignore[arg-type]
+        )
         table.loc[table["selected"], "y"] = full["y"][table["selected"]]
     res = sw.profile(table, inclusion="pi", **common)  # type: ignore[arg-type]
     ci = res.ci()
@@ -160,8 +204,10 @@ def summarize(runs: list[dict[str, np.ndarray | int]]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=60)
-    parser.add_argument("--only", default=None, help="run one scenario")
+    parser.add_argument("--only", default=None, help="run these scenarios (comma-separated)")
     parser.add_argument("--method", default=None, help="method for every scenario (e.g. auto)")
+    parser.add_argument("--floor", type=float, default=0.3, help="uniform floor of next_items")
+    parser.add_argument("--halfwidth", type=float, default=0.05, help="target of next_items")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     lines = [
@@ -171,12 +217,17 @@ def main() -> None:
     ]
     saved_lines = []
     for sc in scenarios():
-        if args.only and sc.name != args.only:
+        if args.only and sc.name not in args.only.split(","):
             continue
         if args.method:
             sc = replace(sc, method=args.method)
         start = time.perf_counter()
-        adaptive = summarize([one_run(sc, s, "adaptive", sc.batch) for s in range(args.reps)])
+        adaptive = summarize(
+            [
+                one_run(sc, s, "adaptive", sc.batch, args.floor, args.halfwidth)
+                for s in range(args.reps)
+            ]
+        )
         uniform_curve = []
         for mult in MULTIPLIERS:
             batch = round(sc.batch * mult)
