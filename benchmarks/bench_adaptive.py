@@ -9,20 +9,26 @@ Scenarios (full-pool truth known in each; the target is the pool profile):
   judge, easy and judge x easy); method global_cv; batches of 150.
 * ``setting-b``: the LACE paper's Setting B (5 ordinal levels of 1000, K = 6, one specialist
   signal per level); method lace; batches of 150.
+* ``setting-c``: Setting C (10 categories of 500, K = 6, one or two specialists per category);
+  method lace; batches of 150.
+* ``specialist-i3``: the continuous specialist design of Appendix I.3 (M = 3000, Z uniform,
+  9 grid points 0.1-0.9, bandwidth 0.08); method lace; batches of 150.
+* ``alpacaeval``, ``psn-irt``: see :func:`real_scenarios`.
 * ``llmbar``: LLMBar (../shared/data), Y = gold preference, four judges' Metrics_Reference
   verdicts, Z = subset (13 categories, M = 1,173); method global_cv; batches of 100.
 
 Per scenario and strategy: mean over the grid of the MSE, the worst grid point's MSE, the
 coverage of the 95% intervals (all grid points, and the worst grid point), the mean worst-slice
 half-width, and the labels uniform labeling needs for the adaptive mean worst-slice half-width
-(uniform runs at batch multipliers 1, 1.25, 1.5, 2, 2.5, interpolated), hence the labels saved.
+(uniform runs at batch multipliers 1, 1.25, 1.5, 2, 2.5, interpolated), hence the labels saved;
+and the paired never-worse comparison of :func:`never_worse`.
 
 ``--method auto`` replaces every scenario's method by ``auto`` (the default of ``sw.profile``)
 for the planning (``sw.next_items``) and for the final ``sw.profile(..., inclusion='pi')``.
 
 Run from the repository root (single-threaded BLAS, as in the numbers quoted):
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_adaptive [--reps 60]
-[--method auto]
+[--method auto] [--only split-judge,setting-b] [--floor 0.3]
 """
 
 from __future__ import annotations
