@@ -9,20 +9,26 @@ Scenarios (full-pool truth known in each; the target is the pool profile):
   judge, easy and judge x easy); method global_cv; batches of 150.
 * ``setting-b``: the LACE paper's Setting B (5 ordinal levels of 1000, K = 6, one specialist
   signal per level); method lace; batches of 150.
+* ``setting-c``: Setting C (10 categories of 500, K = 6, one or two specialists per category);
+  method lace; batches of 150.
+* ``specialist-i3``: the continuous specialist design of Appendix I.3 (M = 3000, Z uniform,
+  9 grid points 0.1-0.9, bandwidth 0.08); method lace; batches of 150.
+* ``alpacaeval``, ``psn-irt``: see :func:`real_scenarios`.
 * ``llmbar``: LLMBar (../shared/data), Y = gold preference, four judges' Metrics_Reference
   verdicts, Z = subset (13 categories, M = 1,173); method global_cv; batches of 100.
 
 Per scenario and strategy: mean over the grid of the MSE, the worst grid point's MSE, the
 coverage of the 95% intervals (all grid points, and the worst grid point), the mean worst-slice
 half-width, and the labels uniform labeling needs for the adaptive mean worst-slice half-width
-(uniform runs at batch multipliers 1, 1.25, 1.5, 2, 2.5, interpolated), hence the labels saved.
+(uniform runs at batch multipliers 1, 1.25, 1.5, 2, 2.5, interpolated), hence the labels saved;
+and the paired never-worse comparison of :func:`never_worse`.
 
 ``--method auto`` replaces every scenario's method by ``auto`` (the default of ``sw.profile``)
 for the planning (``sw.next_items``) and for the final ``sw.profile(..., inclusion='pi')``.
 
 Run from the repository root (single-threaded BLAS, as in the numbers quoted):
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_adaptive [--reps 60]
-[--method auto]
+[--method auto] [--only split-judge,setting-b] [--floor 0.3]
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 import slicewise as sw
-from slicewise.studies.paper_designs import setting_b
+from slicewise.studies.paper_designs import setting_b, setting_c, specialist
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 LLMBAR_JUDGES = (
@@ -60,6 +66,8 @@ class Scenario:
     method: str
     batch: int
     redraw: bool  # a new pool per replication (simulations) or one fixed pool (real data)
+    grid: tuple[float, ...] | None = None  # continuous profiles: the evaluation points
+    bandwidth: float | None = None
 
 
 def split_judge(rng: np.random.Generator, m: int = 3000) -> pd.DataFrame:
@@ -86,8 +94,52 @@ def llmbar_pool() -> pd.DataFrame:
     return table
 
 
+def real_scenarios() -> list[Scenario]:
+    """AlpacaEval 2 (Z = dataset, first candidate of research.realdata, M = 805, batches of 60)
+    and PSN-IRT (Z = benchmark, candidate model_0, S = the other 11 models, a fixed random 6,000
+    of the 41,871 items as the pool, batches of 150); skipped when the data are absent."""
+    from research import realdata
+
+    out = []
+    if (DATA / "alpaca_eval").exists():
+        cell = realdata.alpaca_eval(families=["dataset"]).cells()[0]
+        table = cell.table[[cell.z, *cell.signals, cell.label]].rename(columns={cell.label: "y"})
+        out.append(
+            Scenario(
+                "alpacaeval",
+                lambda rng, t=table: t,
+                cell.z,
+                "categorical",
+                tuple(cell.signals),
+                "global_cv",
+                60,
+                False,
+            )
+        )
+    if (DATA / "psn_irt").exists():
+        cell = realdata.psn_irt(families=["benchmark"], candidates=["model_0"]).cells()[0]
+        keep = np.random.default_rng(0).choice(len(cell.table), 6000, replace=False)
+        table = cell.table.iloc[np.sort(keep)][[cell.z, *cell.signals, cell.label]]
+        table = table.rename(columns={cell.label: "y"}).reset_index(drop=True)
+        out.append(
+            Scenario(
+                "psn-irt",
+                lambda rng, t=table: t,
+                cell.z,
+                "categorical",
+                tuple(cell.signals),
+                "global_cv",
+                150,
+                False,
+            )
+        )
+    return out
+
+
 def scenarios() -> list[Scenario]:
     design = setting_b(1000)
+    design_c = setting_c(500)
+    design_i3 = specialist(3000)
     out = [
         Scenario(
             "split-judge",
@@ -102,7 +154,30 @@ def scenarios() -> list[Scenario]:
         Scenario(
             "setting-b", design.draw, "z", "ordinal", tuple(design.signal_names), "lace", 150, True
         ),
+        Scenario(
+            "setting-c",
+            design_c.draw,
+            "z",
+            "categorical",
+            tuple(design_c.signal_names),
+            "lace",
+            150,
+            True,
+        ),
+        Scenario(
+            "specialist-i3",
+            design_i3.draw,
+            "z",
+            "continuous",
+            tuple(design_i3.signal_names),
+            "lace",
+            150,
+            True,
+            grid=tuple(float(v) for v in design_i3.grid[::2]),
+            bandwidth=0.08,
+        ),
     ]
+    out.extend(real_scenarios())
     if (DATA / "llmbar" / "pairs.csv").exists():
         pool = llmbar_pool()
         out.append(
@@ -120,17 +195,35 @@ def scenarios() -> list[Scenario]:
     return out
 
 
-def one_run(sc: Scenario, seed: int, strategy: str, batch: int) -> dict[str, np.ndarray | int]:
+def one_run(
+    sc: Scenario,
+    seed: int,
+    strategy: str,
+    batch: int,
+    floor: float = 0.3,
+    halfwidth: float = 0.05,
+) -> dict[str, np.ndarray | int]:
     rng = np.random.default_rng(seed)
     full = sc.draw(rng)
-    truth = full.groupby(sc.z)["y"].mean().sort_index().to_numpy()
     table = full.copy()
     pilot = np.zeros(len(table), dtype=bool)
     pilot[rng.choice(len(table), 100, replace=False)] = True
     table.loc[~pilot, "y"] = np.nan
     common = dict(z=sc.z, signals=list(sc.signals), label="y", kind=sc.kind, method=sc.method)
+    if sc.grid is not None:
+        common.update(grid=list(sc.grid), bandwidth=sc.bandwidth)
+    # the pool profile: the (kernel-weighted) mean of every item's label at each grid point
+    truth = sw.profile(full, **{**common, "method": "naive"}).estimate  # type: ignore[arg-type]
     for _ in range(3):
-        table = sw.next_items(table, batch=batch, strategy=strategy, rng=rng, **common)  # type: ignore[arg-type]
+        table = sw.next_items(
+            table,
+            batch=batch,
+            strategy=strategy,
+            floor=floor,
+            halfwidth=halfwidth,
+            rng=rng,
+            **common,  # type: ignore[arg-type]
+        )
         table.loc[table["selected"], "y"] = full["y"][table["selected"]]
     res = sw.profile(table, inclusion="pi", **common)  # type: ignore[arg-type]
     ci = res.ci()
@@ -140,6 +233,31 @@ def one_run(sc: Scenario, seed: int, strategy: str, batch: int) -> dict[str, np.
         "half": (ci.high - ci.low) / 2,
         "n": int(table["y"].notna().sum()),
     }
+
+
+def never_worse(
+    adaptive: list[dict[str, np.ndarray | int]], uniform: list[dict[str, np.ndarray | int]]
+) -> str:
+    """Paired comparison at the same budget (same pools and pilots): the worst-slice half-width
+    difference adaptive - uniform with its Monte-Carlo se, and the grid point where the adaptive
+    design's MSE is largest relative to uniform's, that ratio and its MC se (delta method on the
+    paired squared errors), in table-row form."""
+    half_a = np.array([np.nanmax(r["half"]) for r in adaptive])
+    half_u = np.array([np.nanmax(r["half"]) for r in uniform])
+    diff = half_a - half_u
+    sq_a = np.array([r["error"] for r in adaptive]) ** 2
+    sq_u = np.array([r["error"] for r in uniform]) ** 2
+    n = sq_a.shape[0]
+    mean_a, mean_u = sq_a.mean(axis=0), sq_u.mean(axis=0)
+    ratio = mean_a / mean_u
+    worst = int(np.nanargmax(ratio))
+    a, b, r = sq_a[:, worst], sq_u[:, worst], ratio[worst]
+    cov = np.cov(a, b)
+    se_ratio = np.sqrt(max(cov[0, 0] + r**2 * cov[1, 1] - 2 * r * cov[0, 1], 0.0) / n) / b.mean()
+    return (
+        f"{diff.mean():+.4f} ({diff.std(ddof=1) / np.sqrt(n):.4f}) | {worst} | {r:.2f} "
+        f"({se_ratio:.2f}) |"
+    )
 
 
 def summarize(runs: list[dict[str, np.ndarray | int]]) -> dict[str, float]:
@@ -160,8 +278,10 @@ def summarize(runs: list[dict[str, np.ndarray | int]]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=60)
-    parser.add_argument("--only", default=None, help="run one scenario")
+    parser.add_argument("--only", default=None, help="run these scenarios (comma-separated)")
     parser.add_argument("--method", default=None, help="method for every scenario (e.g. auto)")
+    parser.add_argument("--floor", type=float, default=0.3, help="uniform floor of next_items")
+    parser.add_argument("--halfwidth", type=float, default=0.05, help="target of next_items")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     lines = [
@@ -169,20 +289,26 @@ def main() -> None:
         "worst-point coverage | mean worst half-width |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    saved_lines = []
+    saved_lines: list[str] = []
+    worse_lines: list[str] = []
     for sc in scenarios():
-        if args.only and sc.name != args.only:
+        if args.only and sc.name not in args.only.split(","):
             continue
         if args.method:
             sc = replace(sc, method=args.method)
         start = time.perf_counter()
-        adaptive = summarize([one_run(sc, s, "adaptive", sc.batch) for s in range(args.reps)])
+        adaptive_runs = [
+            one_run(sc, s, "adaptive", sc.batch, args.floor, args.halfwidth)
+            for s in range(args.reps)
+        ]
+        adaptive = summarize(adaptive_runs)
         uniform_curve = []
         for mult in MULTIPLIERS:
             batch = round(sc.batch * mult)
-            uniform_curve.append(
-                summarize([one_run(sc, s, "uniform", batch) for s in range(args.reps)])
-            )
+            runs = [one_run(sc, s, "uniform", batch) for s in range(args.reps)]
+            if mult == 1.0:
+                worse_lines.append(f"| {sc.name} | " + never_worse(adaptive_runs, runs))
+            uniform_curve.append(summarize(runs))
         uniform = uniform_curve[0]
         for name, row in (("adaptive", adaptive), ("uniform", uniform)):
             lines.append(
@@ -215,6 +341,13 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|")
     print("\n".join(saved_lines))
+    print()
+    print(
+        "| scenario | worst half-width, adaptive - uniform (MC se) | grid point with the "
+        "largest MSE ratio | MSE adaptive / uniform there (MC se) |"
+    )
+    print("|---|---|---|---|")
+    print("\n".join(worse_lines))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """``auto`` with known inclusion probabilities (issue 14; issue 12 item 1).
 
 Every candidate of ``auto`` weights by 1 / pi: design-weighted coefficients, the cross-fitted
-estimate with the unlabeled rest estimated from residuals weighted by 1 / pi - 1, and the
-design-based cross-validated variance that selects the candidate and reports its error
+estimate with the unlabeled rest estimated from residuals weighted by 1 / pi - 1 (the learned
+prediction centred for the design), and the design-based cross-validated variance that selects the candidate and reports its error
 (:mod:`slicewise.inference.cv_variance`). Equal probabilities give back the unweighted ``auto``;
 under Poisson sampling by the judge (so by the label) the weighted ``auto`` is unbiased and
 covers, the unweighted one is biased.
@@ -23,6 +23,8 @@ from slicewise.methods.registry import METHODS
 from slicewise.methods.run import build_context
 
 SIGNALS = ["judge", "other"]
+#: Covered of 500 (100 draws x 5 levels) in the learned-candidate test below.
+PINNED_LEARNED = 460
 
 
 def _frame(case: str, seed: int = 0, m: int = 3000, n: int = 300) -> pd.DataFrame:
@@ -127,7 +129,7 @@ def test_poisson_sampling_by_the_judge_weighted_auto_unbiased_and_covers() -> No
     assert np.all(np.abs(z_bias) < 3.0), z_bias
     assert covered.mean(axis=0).min() >= 0.92, covered.mean(axis=0)
     count = int(covered.sum())
-    assert count == 1143, count  # pinned for this seed: 1143 of 1200 (0.953)
+    assert count == 1142, count  # pinned for this seed: 1142 of 1200 (0.952)
     assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
     # a control variate was chosen (not naive) in most draws: the test exercises the candidates
     assert sum(c != "naive" for c in chosen) >= 0.9 * draws
@@ -140,14 +142,57 @@ def test_poisson_sampling_by_the_judge_weighted_auto_unbiased_and_covers() -> No
     assert biased_covered.mean() < 0.88
 
 
-def test_unequal_probabilities_leave_out_the_learned_candidates() -> None:
+def _learned_draws(draws: int, seed: int) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Errors and coverage of auto over Poisson label draws by a judge that flips its meaning
+    between levels (so the learned prediction is the best candidate), pi 0.5 / 0.08."""
+    rng = np.random.default_rng(seed)
+    m = 3000
+    level = rng.integers(1, 6, m)
+    y = (rng.random(m) < 0.2 + 0.15 * level).astype(float)
+    judge = np.where(level % 2 == 0, y, 1 - y) + rng.normal(0, 0.4, m)
+    pi = np.where(judge > 0.5, 0.5, 0.08)  # verdicts for 1 labeled six times as often
+    frame = pd.DataFrame({"level": level, "judge": judge, "other": rng.normal(size=m), "y": y})
+    ctx = build_context(make_table(frame, z="level", signals=SIGNALS, label="y", kind="ordinal"))
+    truth = np.array([y[level == g].mean() for g in range(1, 6)])
+    errors, covered, chosen = [], [], []
+    for draw in range(draws):
+        index = np.flatnonzero(rng.random(m) < pi)
+        labeled = LabeledSet(index=index, y=y[index], pi=pi[index])
+        fit = METHODS["auto"].fit(ctx, labeled, MethodOptions(rng=draw, smooth="none"))
+        assert fit.df is not None
+        half = stats.t.ppf(0.975, fit.df) * np.sqrt(fit.var_pool)
+        errors.append(fit.estimate - truth)
+        covered.append(np.abs(fit.estimate - truth) <= half)
+        chosen.append(str(fit.params["chosen"]))
+    return np.array(errors), np.array(covered), chosen
+
+
+@pytest.mark.slow
+def test_learned_candidates_under_unequal_probabilities_unbiased_and_cover() -> None:
+    """The learned prediction centred for the design (CrossFit.design_centering). With the
+    unweighted centering (CrossFit.centering) the same 100 draws are biased by 12-22 Monte-Carlo
+    standard errors per level and cover 214 of 500: the labeled items' mean prediction is far
+    from the unlabeled items' one when the judge decides who is labeled."""
+    from threadpoolctl import threadpool_limits
+
+    draws = 100
+    with threadpool_limits(1):
+        errors, covered, chosen = _learned_draws(draws, seed=7)
+    assert sum(c.startswith("learned") for c in chosen) >= 0.9 * draws
+    z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
+    assert np.all(np.abs(z_bias) < 3.0), z_bias
+    count = int(covered.sum())
+    assert count == PINNED_LEARNED, count  # 0.92: auto's choice among many candidates, not the
+    # design (its unweighted version covers 0.90 on LLMBar, docs/results/adaptive.md)
+    assert count / covered.size >= 0.91
+    assert covered.mean(axis=0).min() >= 0.89, covered.mean(axis=0)
+
+
+def test_unequal_probabilities_try_the_learned_candidates() -> None:
     frame = _frame("learned")
-    plain = sw.profile(frame, z="level", signals=SIGNALS, label="y", kind="ordinal")
-    assert plain.params["chosen"].startswith("learned")
     frame["pi"] = np.where(frame["judge"] > 0.5, 0.3, 0.1)
     weighted = sw.profile(
         frame, z="level", signals=SIGNALS, label="y", kind="ordinal", inclusion="pi"
     )
-    assert not weighted.params["chosen"].startswith("learned")
-    assert not any("learned" in name for name in weighted.params["cv_variance_ratio"])
-    assert any("the inclusion probabilities are unequal" in note for note in weighted.notes)
+    assert weighted.params["chosen"].startswith("learned")
+    assert any("learned" in name for name in weighted.params["cv_variance_ratio"])

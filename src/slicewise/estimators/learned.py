@@ -249,6 +249,42 @@ class CrossFit:
             out += a_k * mean_u
         return out
 
+    def design_centering(
+        self,
+        kernel: PoolKernel,
+        index: IntArray,
+        residual: FloatArray,
+        *,
+        pool_mass: FloatArray,
+        pool_sums: FloatArray,
+    ) -> FloatArray:
+        """The centering under unequal inclusion probabilities, shape (G,).
+
+        f(z) Pbar^oof_L(z) + {1 - f(z)} sum_k R_k(z) Pbar^(k)_U(z): the labeled items' own
+        out-of-fold mean, and for the unlabeled items U the fold models' mean mixed by
+        R_k(z) = sum_{L_k} r_i(z), the share of fold k in the residual weights ``residual``
+        (n x G, columns summing to 1; :class:`~slicewise.inference.cv_variance.DesignWeights`).
+        With this centering the cross-fitted estimate is f Ybar_L + (1 - f) sum_k R_k
+        [sum_{L_k} (r_i / R_k) (Y_i - c' X_i) + c' Xbar^(k)_U], a mixture over folds of Hajek
+        estimators of the unlabeled items' mean, each unbiased given its fold model. The
+        unweighted centering Mbar of :meth:`centering` assumes that L_k is a simple random
+        sample of U_k: under unequal probabilities the labeled items' mean prediction is not
+        the unlabeled items' one, which biased the learned candidates of ``auto``.
+        """
+        k_lab = take_rows(kernel, index)
+        mass_lab = column_sums(k_lab)
+        lab_sums = weighted_sums(k_lab, np.column_stack([self.oof, self.predictions[:, index].T]))
+        mass_u = pool_mass - mass_lab
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = np.where(pool_mass > 0, lab_sums[:, 0] / np.where(pool_mass > 0, pool_mass, 1), 0)
+            rest = np.where(pool_mass > 0, mass_u / np.where(pool_mass > 0, pool_mass, 1), 0)
+            for k in range(self.predictions.shape[0]):
+                sum_u = pool_sums[:, k] - lab_sums[:, 1 + k]
+                mean_u = np.where(mass_u > 0, sum_u / np.where(mass_u > 0, mass_u, 1.0), 0.0)
+                share = residual[self.fold == k].sum(axis=0)
+                out = out + rest * share * mean_u
+        return np.asarray(out, dtype=np.float64)
+
 
 def cross_fit(
     design: FloatArray,
