@@ -246,7 +246,7 @@ def test_rank_models_joint_correlation_matches_the_draws() -> None:
     matrix, against an RMS correlation of 0.35
     (Monte-Carlo standard error of one empirical correlation from 200 draws: up to 0.07).
     """
-    from slicewise import gaps
+    from slicewise.models import ranking
     from slicewise.inference.influence import correlation
 
     rng = np.random.default_rng(68)
@@ -255,18 +255,18 @@ def test_rank_models_joint_correlation_matches_the_draws() -> None:
     kwargs = {"z": "diff", "label": labels, "signals": ["s0"], "grid": 12, "bandwidth": 0.5}
     first = mask_rows(wide, list(labels.values()), rng.permutation(1600)[:600])
     pieces_cov: list[np.ndarray] = []
-    original = gaps._joint_covariance
+    original = ranking._joint_covariance
 
     def capture(*args: object) -> np.ndarray:
         cov = original(*args)  # type: ignore[arg-type]
         pieces_cov.append(cov)
         return cov
 
-    gaps._joint_covariance = capture  # type: ignore[assignment]
+    ranking._joint_covariance = capture  # type: ignore[assignment]
     try:
         sw.rank_models(first, n_draws=200, rng=0, **kwargs)
     finally:
-        gaps._joint_covariance = original  # type: ignore[assignment]
+        ranking._joint_covariance = original  # type: ignore[assignment]
     predicted = correlation(pieces_cov[0])
     draws = []
     for _ in range(200):
