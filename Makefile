@@ -54,6 +54,7 @@ test: lint typecheck pytest
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.bench_core
+	$(BIN)/python -m benchmarks.bench_memory
 	$(BIN)/python -m benchmarks.bench_methods
 	$(BIN)/python -m benchmarks.bench_study
 	$(BIN)/python -m benchmarks.bench_domains
@@ -97,6 +98,7 @@ results: $(VENV)/.installed-dev
 	$(STAMP) --log $(GEN)/models_gaps_deploy_8000.md -- python scripts/models_realdata.py --draws 100 --n 8000
 	@echo "==> benchmarks (bench_*.md; the MCMC comparison needs PyMC at MCMC_PYTHON)"
 	python -m benchmarks.bench_core --out docs/results/bench_core.md
+	$(STAMP) --log $(GEN)/bench_memory.md -- python -m benchmarks.bench_memory
 	$(STAMP) --log $(GEN)/bench_methods.md -- python -m benchmarks.bench_methods --repeats 7
 	$(STAMP) --log $(GEN)/bench_study_engine.md -- python -m benchmarks.bench_study --jobs 2 --repeat 3 --skip-all
 	$(STAMP) --log $(GEN)/bench_study_all.md -- python -m benchmarks.bench_study --jobs 2 --repeat 1
