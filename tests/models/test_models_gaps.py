@@ -246,8 +246,8 @@ def test_rank_models_joint_correlation_matches_the_draws() -> None:
     matrix, against an RMS correlation of 0.35
     (Monte-Carlo standard error of one empirical correlation from 200 draws: up to 0.07).
     """
-    from slicewise.models import ranking
     from slicewise.inference.influence import correlation
+    from slicewise.models import ranking
 
     rng = np.random.default_rng(68)
     wide = shared_difficulty_pool(rng, m=1600, n_models=3)
