@@ -59,6 +59,9 @@ from .base import (
 )
 from .options import MethodOptions
 
+#: Relative difference of cross-validated variances below which two candidates tie.
+TIE_TOLERANCE = 1e-9
+
 #: Shrinkage strengths kappa tried when none is given (0 = LACE, inf = one pooled coefficient).
 SHRINKAGE_GRID: tuple[float, ...] = (0.0, 4.0, 16.0, 64.0, np.inf)
 #: Nuisance bandwidths b / h tried for ordered profiles when none is given.
@@ -614,11 +617,15 @@ def _one_standard_error_choice(
     pool = [c for c in totals if c.features != "none"]
     best = min(pool, key=totals.__getitem__)
     n = per_item[best].size
+    # candidates that tie with the best up to rounding (for example every kappa when the
+    # coefficient is pooled) are eligible whatever the order in which their sums were added, so
+    # the simplest of them is chosen the same way on every source
+    tie = TIE_TOLERANCE * abs(totals[best])
     eligible = []
     for cand in pool:
         diff = per_item[cand] - per_item[best]
         se = float(np.sqrt(n) * diff.std(ddof=1)) if n > 1 else 0.0
-        if totals[cand] <= totals[best] + se:
+        if totals[cand] <= totals[best] + se + tie:
             eligible.append(cand)
     chosen = min(eligible, key=lambda c: (c.complexity, totals[c]))
     if include_naive:
