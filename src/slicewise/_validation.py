@@ -79,21 +79,6 @@ def check_positive_int(value: object, *, name: str, func: str, minimum: int = 1)
 DEFAULT_SEED = 0
 
 
-def check_scale(nuisance_scale: object, *, func: str) -> float:
-    """The nuisance bandwidth multiple b / h: a float >= 1 or inf."""
-    scale = (
-        float(nuisance_scale)
-        if isinstance(nuisance_scale, int | float) and not isinstance(nuisance_scale, bool)
-        else math.nan
-    )
-    if not (scale >= 1.0):
-        raise ValueError(
-            f"The 'nuisance_scale' parameter of {func} must be a float >= 1 (b >= h) or inf. "
-            f"Got {nuisance_scale!r} instead."
-        )
-    return scale
-
-
 def check_rng(rng: object, *, func: str, reproducible: bool = False) -> np.random.Generator:
     """Normalise ``rng`` once: None, an int seed, a SeedSequence or a Generator.
 

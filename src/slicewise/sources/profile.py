@@ -103,14 +103,13 @@ def profile_source(
     """:func:`slicewise.api.profile` on a pool source (see the module notes)."""
     from ..api import profile
     from ..methods.options import MethodOptions
-    from ..methods.run import check_method_needs, fit_with_warnings, wrap_result
+    from ..methods.run import Problem, run
 
     arguments = {
         name: value
         for name, value in locals().items()
         if name not in ("table", "gold", "on", "progress")
-        and name not in ("profile", "check_method_needs", "fit_with_warnings")
-        and name not in ("MethodOptions", "wrap_result")
+        and name not in ("profile", "MethodOptions", "Problem", "run")
     }
     for name, default in (("missing", "impute"), ("inclusion", None)):
         if arguments[name] == default:  # profile's own default: leave it to profile
@@ -165,25 +164,10 @@ def profile_source(
     ctx = scan.context(
         grid=grid, bandwidth=bandwidth, primary=primary, method=method, options=options
     )
-    check_method_needs(ctx, method, options)
     labeled = LabeledSet(index=np.arange(ctx.table.n_pool), y=np.asarray(ctx.table.label))
-    notes = scan.notes(method)
-    fit, naive, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
-    params: dict[str, Any] = {
-        "bandwidth": ctx.locality.bandwidth.tolist(),
-        "kind": ctx.locality.kind,
-    }
-    return wrap_result(
-        ctx,
-        labeled,
-        fit,
-        naive,
-        method=method,
-        target=target,
-        level=level,
-        params=params,
-        notes=[*notes, *fit_notes],
-    )
+    problem = Problem(ctx, labeled, notes=tuple(scan.notes(method)))
+    # the user called profile, which called this function, which calls run
+    return run(problem, method, options, level=level, target=target, stacklevel=4)
 
 
 def _registered() -> tuple[str, ...]:
