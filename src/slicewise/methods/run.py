@@ -34,6 +34,7 @@ from ..results import ProfileResult
 from ..smoothing.area import MODELS as SMOOTHING_MODELS
 from ..smoothing.profiles import smooth_fit
 from .base import LabeledSet, MethodFit, PoolContext, labeled_sizes
+from .design import check_categorical
 from .options import MethodOptions
 from .registry import METHODS
 
@@ -151,6 +152,8 @@ def check_method_needs(ctx: PoolContext, method: str, options: MethodOptions) ->
             f"Method {method!r} needs an ordered profile (continuous or ordinal Z); the profile "
             "is categorical."
         )
+    if "categorical" in spec.needs:
+        check_categorical(ctx, method)
     if options.smooth in SMOOTHING_MODELS and method != "auto" and ctx.features.shape[1] == 0:
         raise ValueError(
             f"The 'smooth' parameter is {options.smooth!r}, whose synthetic regression across "
