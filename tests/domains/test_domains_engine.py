@@ -84,6 +84,9 @@ def test_profile_equals_domains(method: str, poisson: bool) -> None:
     assert list(prof.z) == list(dom.domain)
     np.testing.assert_allclose(prof.estimate, dom.estimate, rtol=0, atol=1e-12)
     np.testing.assert_allclose(prof.se**2, dom.se**2, rtol=0, atol=1e-12)
+    # and the same intervals (Wilson-type around each domain's Hajek mean, normal quantiles)
+    np.testing.assert_allclose(prof.ci().low, dom.ci().low, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(prof.ci().high, dom.ci().high, rtol=0, atol=1e-12)
     assert np.isnan(prof.estimate[-1])  # domain 'h' has no labels
     assert np.isfinite(prof.estimate[-2])  # 'g' has one (a variance for HT and PPI only)
     assert np.isfinite(prof.se[:-2]).all()
