@@ -183,9 +183,19 @@ def build_context(
 
 
 def fit_with_warnings(
-    ctx: PoolContext, labeled: LabeledSet, method: str, options: MethodOptions, target: Target
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    method: str,
+    options: MethodOptions,
+    target: Target,
+    *,
+    fit: MethodFit | None = None,
 ) -> tuple[MethodFit, MethodFit, list[str]]:
     """Fit ``method`` and naive on one labeled set; warn once about empty or sparse points.
+
+    ``fit``: the method's fit when the caller already has it (the deployment score and the
+    gap ranking refit ``auto``'s chosen candidate, :mod:`slicewise.models.influence`); only
+    naive is fitted then.
 
     ``auto`` without signals is naive (its note says so): there is nothing to borrow from, and
     the smoothing of disjoint domains needs the signals for its synthetic regression. The fits
@@ -197,7 +207,8 @@ def fit_with_warnings(
         options = replace(options, smooth="none")
     with one_blas_thread():
         # the method first: its pass over the pool also gives the kernel masses naive needs
-        fit = METHODS[method].fit(ctx, labeled, options)
+        if fit is None:
+            fit = METHODS[method].fit(ctx, labeled, options)
         naive = fit if method == "naive" else METHODS["naive"].fit(ctx, labeled, options)
     notes = list(fit.notes)
     labels = list(ctx.locality.labels)
