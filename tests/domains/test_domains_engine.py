@@ -175,3 +175,17 @@ def test_profile_design_intervals_cover_under_poisson_sampling() -> None:
         assert np.all(np.abs(bias) < 4 * sd), method
     # the signals help: GREG's errors are smaller than Hajek's
     assert np.mean(np.square(errors["greg"])) < 0.8 * np.mean(np.square(errors["hajek"]))
+
+
+@pytest.mark.parametrize("poisson", [True, False])
+def test_hajek_is_the_design_weighted_local_mean(poisson: bool) -> None:
+    """On a categorical profile the Hajek domain mean is naive's (design-weighted) local mean."""
+    frame = _frame(6, poisson=poisson)
+    kw = {"z": "bench", "kind": "categorical", "label": "correct"}
+    inclusion = "pi" if poisson else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hajek = sw.profile(frame, method="hajek", inclusion=inclusion, **kw)  # type: ignore[arg-type]
+        naive = sw.profile(frame, method="naive", inclusion=inclusion, **kw)  # type: ignore[arg-type]
+    np.testing.assert_allclose(hajek.estimate, naive.estimate, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(hajek.naive_estimate, naive.estimate, rtol=0, atol=1e-12)
