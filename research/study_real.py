@@ -68,6 +68,8 @@ def feasible_methods(family: realdata.Family, requested: Sequence[str] | None = 
         needs = METHODS[name].needs
         if "continuous" in needs and family.kind == "categorical":
             continue
+        if "categorical" in needs and family.kind != "categorical":
+            continue
         if "primary" in needs and any(c.primary is None for c in family.cells):
             continue
         if "coef" in needs:

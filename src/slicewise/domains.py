@@ -34,9 +34,12 @@ from .data.designs import (
     draw,
 )
 from .data.files import read_table
-from .data.table import _check_columns, _numeric
+from .data.table import ItemTable, _check_columns, _numeric
 from .estimators.survey.base import pool_means
 from .exceptions import EmptyDomainWarning, SmallDomainWarning, SmoothingFallbackWarning
+from .methods.base import LabeledSet
+from .methods.design import SamplingDesign, domain_sample
+from .methods.run import Problem, build_context
 from .results_domain import DomainResult, ValidationResult
 from .selection.dbcv import design_cv
 from .smoothing.domains import (
@@ -104,13 +107,33 @@ def _signals(frame: pd.DataFrame, columns: list[str]) -> FloatArray:
 
 @dataclass(frozen=True, eq=False)
 class PreparedDomains:
-    """A validated domain problem: the pool side, the labeled sample and display labels."""
+    """A validated domain problem: the pool side, the labeled sample and display labels.
+
+    Attributes
+    ----------
+    problem : DomainProblem
+        What the domain estimators read besides the sample (auxiliaries, prediction, domain
+        covariates, taxonomy, smoothing settings).
+    sample : DomainSample
+        The labeled sample, built from ``engine`` and ``design`` by
+        :func:`slicewise.methods.design.domain_sample`, the one bridge from a profile problem to
+        the domain estimators that the design-based profile methods use too.
+    labels : ndarray of object
+    domain_names, signal_names : tuple of str
+    engine : Problem
+        The same data as a categorical profile problem (every domain a level, the labeled set
+        with its inclusion probabilities; None under simple random sampling within strata).
+    design : SamplingDesign
+        The design family and the stratum of every pool unit.
+    """
 
     problem: DomainProblem
     sample: DomainSample
     labels: ObjectArray
     domain_names: tuple[str, ...]
     signal_names: tuple[str, ...]
+    engine: Problem
+    design: SamplingDesign
 
 
 def prepare(
@@ -175,10 +198,9 @@ def prepare(
     n_strata = st_labels.shape[0]
     big_n = np.bincount(st_codes, minlength=n_strata).astype(np.float64)
     small_n = np.bincount(st_codes[index], minlength=n_strata).astype(np.float64)
-    if inclusion is None:
-        pi = (small_n / big_n)[st_codes[index]]
-        family: Literal["stratified", "poisson"] = "stratified"
-    else:
+    pi: FloatArray | None = None  # simple random sampling within strata: n_h / N_h
+    family: Literal["stratified", "poisson"] = "stratified"
+    if inclusion is not None:
         _check_columns(frame, [inclusion], name="inclusion", func=func)
         raw = _numeric(frame[inclusion], role="Inclusion-probability")[index]
         missing = ~np.isfinite(raw)
@@ -236,18 +258,9 @@ def prepare(
         first[codes[::-1]] = level_codes[::-1]
         tax_codes.append(first)
     cov = _covariates(frame, covariates, codes, n_dom, aux, sig_cols, func)
-    sample = DomainSample(
-        domain=codes,
-        n_domains=n_dom,
-        index=index.astype(np.intp),
-        y=y[index],
-        pi=np.asarray(pi, dtype=np.float64),
-        family=family,
-        strata=st_codes[index],
-        stratum_pool=big_n,
-        stratum_sample=small_n,
-        pool_size=np.bincount(codes, minlength=n_dom).astype(np.float64),
-    )
+    engine = _engine_problem(codes, labels, dom_cols, aux, sig_cols, y, label, index, pi)
+    design = SamplingDesign(family=family, strata=st_codes)
+    sample = domain_sample(engine.ctx, engine.labeled, design)
     problem = DomainProblem(
         auxiliaries=aux,
         prediction=pred,
@@ -264,7 +277,39 @@ def prepare(
         labels=labels,
         domain_names=tuple(dom_cols),
         signal_names=tuple(sig_cols),
+        engine=engine,
+        design=design,
     )
+
+
+def _engine_problem(
+    codes: IntArray,
+    labels: ObjectArray,
+    dom_cols: list[str],
+    aux: FloatArray,
+    sig_cols: list[str],
+    y: FloatArray,
+    label: str,
+    index: IntArray,
+    pi: FloatArray | None,
+) -> Problem:
+    """The validated domain table as the categorical profile problem of the profile pipeline:
+    every domain a level (in the order of the domain codes), the raw signals, the labeled set
+    with its inclusion probabilities."""
+    levels = np.empty(labels.shape[0], dtype=object)
+    levels[:] = [_label_text(value) for value in labels]
+    items = ItemTable(
+        z=codes.astype(np.float64).reshape(-1, 1),
+        kind="categorical",
+        z_names=(" x ".join(dom_cols),),
+        levels=levels,
+        signals=aux,
+        signal_names=tuple(sig_cols),
+        label=y,
+        label_name=label,
+    )
+    labeled = LabeledSet(index=index.astype(np.intp), y=y[index], pi=pi)
+    return Problem(build_context(items), labeled)
 
 
 def _covariates(
@@ -528,7 +573,11 @@ def domains(
     Direct estimators and their design variances are documented in
     :mod:`slicewise.estimators.survey`; the smoothing model, its REML/EBLUP fit and its Bayesian
     fit in :mod:`slicewise.smoothing`. The estimand of every domain is its
-    finite-pool mean.
+    finite-pool mean. The table becomes the categorical profile problem of
+    :func:`slicewise.profile` (every domain a level) and its sample is built by
+    :func:`slicewise.methods.design.domain_sample`, so without ``strata``,
+    ``sw.profile(table, z=domain, kind='categorical', method=m, inclusion=...)`` gives the same
+    estimates, standard errors and intervals for the direct methods ``m``.
 
     References
     ----------

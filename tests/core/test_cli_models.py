@@ -170,7 +170,7 @@ def test_lm_eval_logs_deployment_score_per_model(
     assert written["model"].tolist() == ["dummy-a", "dummy-b"]
     for k, name in enumerate(["dummy-a", "dummy-b"]):
         expected = sw.deployment_score(frame[frame["model"] == name], deploy=deploy, **LM_API)
-        assert expected.method == "lace"
+        assert expected.method == "auto"
         same(written.iloc[[k]], expected.to_frame(), ["estimate", "se", "lower", "upper"])
         same(cells[cells["model"] == name], expected.contributions(), ["weight", "contribution"])
         assert f"{expected.estimate:.3f}" in printed
@@ -463,9 +463,10 @@ ERRORS = [
     (["--label", "y", "--rank"], "--rank compares models: give --model-col COL"),
     (["--label", "y", "--pair", "m0,m1"], "--pair compares models"),
     (["--label", "y", "--models", "m0"], "--models picks models of a long"),
-    (["--label", "y", "--model-col", "model", "--rank", "--method", "auto"], "linear method"),
+    (["--label", "y", "--model-col", "model", "--rank", "--method", "lace_shrunk"], "linear method"),
     (["--label", "y", "--model-col", "model", "--deploy", "1=1", "--method", "lace_shrunk"],
-     "--deploy needs a linear method's influence values: --method lace, global_cv, naive; got "
+     "--deploy needs a linear method's influence values: --method auto, lace, global_cv, naive; "
+     "got "
      "--method lace_shrunk"),
     (["--label", "y", "--rater", "strong", "--method", "lace"], "has no --method choice"),
     (["--label", "y", "--model-col", "model", "--rater", "strong"], "does not combine"),

@@ -84,7 +84,7 @@ def test_disjoint_groups_variance_is_the_weighted_sum_of_profile_variances() -> 
     data = mask_rows(group_pool(rng), ["y"], rng.permutation(2000)[:400])
     for target in ("pool", "population"):
         res = sw.deployment_score(
-            data, z="g", signals=SIGNALS, label="y", deploy=DEPLOY, target=target
+            data, z="g", signals=SIGNALS, label="y", deploy=DEPLOY, target=target, method="lace"
         )
         prof = sw.profile(data, z="g", signals=SIGNALS, label="y", target=target, method="lace")
         q = np.array([0.5, 0.3, 0.0, 0.2])
@@ -95,7 +95,13 @@ def test_disjoint_groups_variance_is_the_weighted_sum_of_profile_variances() -> 
         assert frame["weight"].tolist() == [0.5, 0.3, 0.0, 0.2]
     # overlapping ordinal neighbourhoods: the influence variance adds positive covariances
     ordinal = sw.deployment_score(
-        data, z="lvl", signals=SIGNALS, label="y", deploy={0: 0.5, 1: 0.5}, bandwidth=2.0
+        data,
+        z="lvl",
+        signals=SIGNALS,
+        label="y",
+        deploy={0: 0.5, 1: 0.5},
+        bandwidth=2.0,
+        method="lace",
     )
     prof = sw.profile(data, z="lvl", signals=SIGNALS, label="y", bandwidth=2.0, method="lace")
     independent = np.sqrt(0.25 * prof.se[0] ** 2 + 0.25 * prof.se[1] ** 2)
@@ -106,13 +112,25 @@ def test_a_sample_of_levels_and_string_keys_give_the_same_weights() -> None:
     rng = np.random.default_rng(23)
     data = mask_rows(group_pool(rng), ["y"], rng.permutation(2000)[:400])
     by_map = sw.deployment_score(
-        data, z="lvl", signals=SIGNALS, label="y", deploy={0: 2, 1: 1}, kind="ordinal"
+        data,
+        z="lvl",
+        signals=SIGNALS,
+        label="y",
+        deploy={0: 2, 1: 1},
+        kind="ordinal",
+        method="lace",
     )
     by_sample = sw.deployment_score(
-        data, z="lvl", signals=SIGNALS, label="y", deploy=[0, 0, 1], kind="ordinal"
+        data, z="lvl", signals=SIGNALS, label="y", deploy=[0, 0, 1], kind="ordinal", method="lace"
     )
     by_text = sw.deployment_score(
-        data, z="lvl", signals=SIGNALS, label="y", deploy=sw.read_deploy("0=2,1=1"), kind="ordinal"
+        data,
+        z="lvl",
+        signals=SIGNALS,
+        label="y",
+        deploy=sw.read_deploy("0=2,1=1"),
+        kind="ordinal",
+        method="lace",
     )
     for other in (by_sample, by_text):
         assert other.estimate == pytest.approx(by_map.estimate, abs=1e-15)
@@ -140,9 +158,17 @@ def test_density_ratio_from_a_deployment_sample() -> None:
     inner = (pool[:, 0] > 0.15) & (pool[:, 0] < 0.85)
     assert np.max(np.abs(r_hat[inner] - 2 * pool[inner, 0])) < 0.3
     data = mask_rows(continuous_pool(rng, 3000), ["y"], rng.permutation(3000)[:600])
-    exact = sw.deployment_score(data, z="z", signals=SIGNALS, label="y", deploy=ratio)
+    exact = sw.deployment_score(
+        data, z="z", signals=SIGNALS, label="y", deploy=ratio, method="lace"
+    )
     est = sw.deployment_score(
-        data, z="z", signals=SIGNALS, label="y", deploy=sample[:, 0], ratio_bandwidth=0.05
+        data,
+        z="z",
+        signals=SIGNALS,
+        label="y",
+        deploy=sample[:, 0],
+        ratio_bandwidth=0.05,
+        method="lace",
     )
     assert abs(est.estimate - exact.estimate) < 0.5 * exact.se
     assert est.cell_contribution.sum() == pytest.approx(est.estimate, abs=1e-14)
@@ -157,7 +183,9 @@ def test_coverage_categorical_pool_target() -> None:
     covered, naive_err, lace_err = [], [], []
     for _ in range(1000):
         labeled = mask_rows(data, ["y"], rng.permutation(len(data))[:400])
-        res = sw.deployment_score(labeled, z="g", signals=SIGNALS, label="y", deploy=DEPLOY)
+        res = sw.deployment_score(
+            labeled, z="g", signals=SIGNALS, label="y", deploy=DEPLOY, method="lace"
+        )
         low, high = res.ci()
         covered.append(low <= truth <= high)
         lace_err.append(res.estimate - truth)
@@ -177,7 +205,9 @@ def test_coverage_continuous_pool_target() -> None:
     covered, naive_err, lace_err = [], [], []
     for _ in range(1000):
         labeled = mask_rows(data, ["y"], rng.permutation(len(data))[:400])
-        res = sw.deployment_score(labeled, z="z", signals=SIGNALS, label="y", deploy=ratio)
+        res = sw.deployment_score(
+            labeled, z="z", signals=SIGNALS, label="y", deploy=ratio, method="lace"
+        )
         low, high = res.ci()
         covered.append(low <= truth <= high)
         lace_err.append(res.estimate - truth)

@@ -201,7 +201,9 @@ def test_rank_models_estimates_equal_gap_and_maxt_is_below_bonferroni() -> None:
     rng = np.random.default_rng(65)
     data, labels = _four_models(rng, 1600, 500)
     signals = {f"m{k}": [f"s{k}", "diff"] for k in range(4)}
-    rank = sw.rank_models(data, z="g", label=labels, signals=signals, kind="categorical", rng=1)
+    rank = sw.rank_models(
+        data, z="g", label=labels, signals=signals, kind="categorical", rng=1, method="lace"
+    )
     assert rank.pairs[0] == ("m0", "m1")
     assert len(rank.pairs) == 6
     for p, (a, b) in enumerate(rank.pairs):
@@ -220,7 +222,13 @@ def test_rank_models_estimates_equal_gap_and_maxt_is_below_bonferroni() -> None:
     assert ranks.shape == (16, 7)
     assert np.all(ranks["rank_best"] <= ranks["rank_worst"])
     b = sw.rank_models(
-        data, z="g", label=labels, signals=signals, kind="categorical", correction="bonferroni"
+        data,
+        z="g",
+        label=labels,
+        signals=signals,
+        kind="categorical",
+        correction="bonferroni",
+        method="lace",
     )
     assert b.critical_value() == pytest.approx(bonf)
     t_bonf = stats.t.isf(0.05 / (2 * 24), b.df)
@@ -231,7 +239,15 @@ def test_rank_models_continuous_profile_accounts_for_grid_correlation() -> None:
     rng = np.random.default_rng(66)
     data, labels = _four_models(rng, 1600, 600)
     rank = sw.rank_models(
-        data, z="diff", label=labels, signals=["s0"], grid=24, bandwidth=0.5, rng=2, n_draws=4000
+        data,
+        z="diff",
+        label=labels,
+        signals=["s0"],
+        grid=24,
+        bandwidth=0.5,
+        rng=2,
+        n_draws=4000,
+        method="lace",
     )
     bonf = stats.norm.ppf(1 - 0.05 / (2 * rank.n_family))
     # neighbouring grid points share items, so max-t is well below Bonferroni (3.17 vs 3.58)
@@ -264,14 +280,16 @@ def test_rank_models_joint_correlation_matches_the_draws() -> None:
 
     ranking._joint_covariance = capture  # type: ignore[assignment]
     try:
-        sw.rank_models(first, n_draws=200, rng=0, **kwargs)
+        sw.rank_models(first, n_draws=200, rng=0, **kwargs, method="lace")
     finally:
         ranking._joint_covariance = original  # type: ignore[assignment]
     predicted = correlation(pieces_cov[0])
     draws = []
     for _ in range(200):
         data = mask_rows(wide, list(labels.values()), rng.permutation(1600)[:600])
-        draws.append(sw.rank_models(data, n_draws=100, rng=0, **kwargs).estimate.ravel())
+        draws.append(
+            sw.rank_models(data, n_draws=100, rng=0, **kwargs, method="lace").estimate.ravel()
+        )
     empirical = np.corrcoef(np.array(draws).T)
     off = ~np.eye(predicted.shape[0], dtype=bool)
     rms = float(np.sqrt(np.mean((predicted - empirical)[off] ** 2)))
@@ -314,6 +332,7 @@ def test_rank_models_family_wise_coverage() -> None:
                 kind="categorical",
                 n_draws=2000,
                 rng=draws_rng,
+                method="lace",
             )
         true = np.vstack([truth[p] for p in rank.pairs])
         sim = rank.ci()

@@ -20,19 +20,27 @@ HEADINGS = {
 
 def format_listing(rows: tuple[Row, ...] = ROWS) -> str:
     """Per entry point, each method's name and description, then what it needs, what it tunes,
-    whether it has an interval and whether it weights by inclusion probabilities."""
+    whether it has an interval and whether it weights by inclusion probabilities.
+
+    A method of several entry points (the design-based direct estimators) is printed once,
+    under the first, and named in the heading of the others."""
     width = max(len(row[0]) for row in rows) + 2
     blocks: list[str] = []
+    printed: list[str] = []
     for entry_point, heading in HEADINGS.items():
-        lines = [heading]
+        shared = [row[0] for row in rows if entry_point in row[1].split(", ") and row[0] in printed]
+        lines = [heading + (f"; also {', '.join(shared)} above" if shared else "")]
         for name, where, description, needs, tunable, grid, interval, inclusion in rows:
-            if where != entry_point:
+            if entry_point not in where.split(", ") or name in printed:
                 continue
+            printed.append(name)
             tunes = "-" if tunable == "-" else f"{tunable} (grid {grid})"
+            entry = f"; entry points: {where}" if ", " in where else ""
             lines.append(f"  {name:<{width}}{description}")
             lines.append(
                 f"  {'':<{width}}needs: {needs}; tunes: {tunes}; interval: "
-                f"{'yes' if interval else 'no'}; inclusion weights: {'yes' if inclusion else 'no'}"
+                f"{'yes' if interval else 'no'}; inclusion weights: "
+                f"{'yes' if inclusion else 'no'}{entry}"
             )
         if len(lines) > 1:
             blocks.append("\n".join(lines))

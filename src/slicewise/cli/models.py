@@ -218,7 +218,7 @@ def _profile_mode(args: argparse.Namespace) -> tuple[str, str | list[str] | dict
 
 
 def _method_for(mode: str, method: str | None) -> str:
-    from ..methods.control_variates import LINEAR_METHODS
+    from ..models.influence import INFLUENCE_METHODS
 
     if mode == "cascade":
         if method is not None:
@@ -227,14 +227,11 @@ def _method_for(mode: str, method: str | None) -> str:
                 f"{method}."
             )
         return "cascade"
-    if mode in ("rank", "deploy"):
-        if method is None:
-            return "lace"
-        if method not in LINEAR_METHODS:
-            raise ValueError(
-                f"{ANALYSES[mode]} needs a linear method's influence values: --method "
-                f"{', '.join(LINEAR_METHODS)}; got --method {method}."
-            )
+    if mode in ("rank", "deploy") and method is not None and method not in INFLUENCE_METHODS:
+        raise ValueError(
+            f"{ANALYSES[mode]} needs a linear method's influence values: --method "
+            f"{', '.join(INFLUENCE_METHODS)}; got --method {method}."
+        )
     return method or "auto"
 
 

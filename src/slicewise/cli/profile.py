@@ -57,7 +57,8 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
         default=None,
         choices=sorted(METHODS),
         metavar="NAME",
-        help="estimator (see `slicewise methods`; default auto; lace with --rank and --deploy)",
+        help="estimator (see `slicewise methods`; default auto; auto, lace, global_cv or naive "
+        "with --rank and --deploy)",
     )
     parser.add_argument(
         "--grid",

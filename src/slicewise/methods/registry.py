@@ -18,6 +18,14 @@ from .control_variates import (
     fit_per_signal_cv,
     fit_residual_only,
 )
+from .design import (
+    fit_greg,
+    fit_greg_or_hajek,
+    fit_hajek,
+    fit_ht,
+    fit_ppi,
+    fit_ppi_plus_plus,
+)
 from .local_ppi import fit_local_ppi
 from .ppci import fit_ppci
 from .predictions import fit_aug_plugin, fit_plugin_judge, fit_plugin_multi, fit_scalar_pred_cv
@@ -184,12 +192,10 @@ _SPECS = (
     ),
 )
 
-METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _SPECS}
-
-
 #: The domain methods of :func:`slicewise.domains` (``smoothing/domains.py``): what
 #: each one needs besides the domain column, the gold label and the sampling design (inclusion
-#: probabilities, or simple random sampling within strata), and a one-line description.
+#: probabilities, or simple random sampling within strata), and a one-line description. The
+#: direct ones are also profile methods of a categorical profile (:mod:`.design`).
 DOMAIN_METHODS: dict[str, tuple[tuple[str, ...], str]] = {
     "ht": ((), "Horvitz-Thompson: design-weighted labeled total over the domain's pool size."),
     "hajek": ((), "Hajek: design-weighted labeled mean (ratio of HT totals)."),
@@ -225,28 +231,59 @@ DOMAIN_METHODS: dict[str, tuple[tuple[str, ...], str]] = {
     ),
 }
 
+_DESIGN_FITS = {
+    "ht": fit_ht,
+    "hajek": fit_hajek,
+    "ppi": fit_ppi,
+    "ppi++": fit_ppi_plus_plus,
+    "greg": fit_greg,
+    "greg-or-hajek": fit_greg_or_hajek,
+}
+
+#: The design-based direct estimators as profile methods: each level of a categorical profile is
+#: a domain; the labeled set's inclusion probabilities (n / M without them) give the design
+#: weights (:mod:`.design`).
+_DESIGN_SPECS = tuple(
+    MethodSpec(
+        name,
+        DOMAIN_METHODS[name][1],
+        (*DOMAIN_METHODS[name][0], "categorical"),
+        None,
+        (),
+        True,
+        fit,
+        design_weights=True,
+    )
+    for name, fit in _DESIGN_FITS.items()
+)
+
+METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in (*_SPECS, *_DESIGN_SPECS)}
+
 EntryPoint = Literal["profile", "domains"]
 ENTRY_POINTS: tuple[EntryPoint, ...] = ("profile", "domains")
 
 
 def methods(entry_point: EntryPoint | None = None) -> pd.DataFrame:
-    """Every method with a one-line description, its entry point, its needs and its tuning.
+    """Every method with a one-line description, its entry points, its needs and its tuning.
 
     Parameters
     ----------
     entry_point : {'profile', 'domains'}, optional
         Only the methods of :func:`slicewise.profile` (and the functions built on it: select,
         study, profile_models, gap, rank_models, deployment_score, cascade), or only those of
-        :func:`slicewise.domains`. Default: both, profile methods first.
+        :func:`slicewise.domains`. Default: all, profile methods first.
 
     Returns
     -------
     pandas.DataFrame
-        Columns: method, entry_point ('profile' or 'domains': the function whose ``method=``
-        takes the name), description, needs (inputs besides Z and the gold label; every domain
-        method also needs the sampling design), tunable, default_grid, interval (whether it
-        reports a standard error), inclusion (whether it weights by known inclusion
-        probabilities, ``inclusion=``).
+        One row per method. Columns: method, entry_point (the functions whose ``method=`` takes
+        the name: 'profile', 'domains', or 'profile, domains' for the design-based direct
+        estimators, which a categorical profile runs on its levels as domains), description,
+        needs (inputs besides Z and the gold label: 'signals', 'primary', 'coef', 'continuous'
+        (an ordered Z), 'categorical' (each level of Z a domain), 'taxonomy'; every domain method
+        also needs the sampling design), tunable, default_grid, interval (whether it reports a
+        standard error), inclusion (whether it weights by known inclusion probabilities,
+        ``inclusion=``).
 
     Examples
     --------
@@ -261,36 +298,38 @@ def methods(entry_point: EntryPoint | None = None) -> pd.DataFrame:
 
     if entry_point is not None:
         entry_point = check_choice(entry_point, ENTRY_POINTS, name="entry_point", func="methods")
-    rows: list[dict[str, object]] = []
-    if entry_point in (None, "profile"):
-        rows += [
-            {
-                "method": spec.name,
-                "entry_point": "profile",
-                "description": spec.description,
-                "needs": ", ".join(spec.needs) or "-",
-                "tunable": spec.tunable or "-",
-                "default_grid": ", ".join(f"{v:g}" for v in spec.grid) or "-",
-                "interval": spec.variance,
-                "inclusion": spec.design_weights,
-            }
-            for spec in METHODS.values()
-        ]
-    if entry_point in (None, "domains"):
-        rows += [
-            {
-                "method": name,
-                "entry_point": "domains",
-                "description": DOMAIN_METHODS[name][1],
-                "needs": ", ".join(DOMAIN_METHODS[name][0]) or "-",
-                "tunable": "-",
-                "default_grid": "-",
-                "interval": True,
-                "inclusion": True,
-            }
-            for name in PIPELINE_METHODS
-        ]
-    return pd.DataFrame(rows)
+    rows: list[dict[str, object]] = [
+        {
+            "method": spec.name,
+            "entry_point": "profile, domains" if spec.name in PIPELINE_METHODS else "profile",
+            "description": spec.description,
+            "needs": ", ".join(spec.needs) or "-",
+            "tunable": spec.tunable or "-",
+            "default_grid": ", ".join(f"{v:g}" for v in spec.grid) or "-",
+            "interval": spec.variance,
+            "inclusion": spec.design_weights,
+        }
+        for spec in METHODS.values()
+    ]
+    rows += [
+        {
+            "method": name,
+            "entry_point": "domains",
+            "description": DOMAIN_METHODS[name][1],
+            "needs": ", ".join(DOMAIN_METHODS[name][0]) or "-",
+            "tunable": "-",
+            "default_grid": "-",
+            "interval": True,
+            "inclusion": True,
+        }
+        for name in PIPELINE_METHODS
+        if name not in METHODS
+    ]
+    frame = pd.DataFrame(rows)
+    if entry_point is None:
+        return frame
+    keep = [entry_point in str(where).split(", ") for where in frame["entry_point"]]
+    return frame[keep].reset_index(drop=True)
 
 
 def check_design_weights(method: str, *, inclusion: str | None, func: str) -> None:

@@ -34,6 +34,7 @@ from ..results import ProfileResult
 from ..smoothing.area import MODELS as SMOOTHING_MODELS
 from ..smoothing.profiles import smooth_fit
 from .base import LabeledSet, MethodFit, PoolContext, labeled_sizes
+from .design import check_categorical
 from .options import MethodOptions
 from .registry import METHODS
 
@@ -151,6 +152,8 @@ def check_method_needs(ctx: PoolContext, method: str, options: MethodOptions) ->
             f"Method {method!r} needs an ordered profile (continuous or ordinal Z); the profile "
             "is categorical."
         )
+    if "categorical" in spec.needs:
+        check_categorical(ctx, method)
     if options.smooth in SMOOTHING_MODELS and method != "auto" and ctx.features.shape[1] == 0:
         raise ValueError(
             f"The 'smooth' parameter is {options.smooth!r}, whose synthetic regression across "
@@ -180,9 +183,19 @@ def build_context(
 
 
 def fit_with_warnings(
-    ctx: PoolContext, labeled: LabeledSet, method: str, options: MethodOptions, target: Target
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    method: str,
+    options: MethodOptions,
+    target: Target,
+    *,
+    fit: MethodFit | None = None,
 ) -> tuple[MethodFit, MethodFit, list[str]]:
     """Fit ``method`` and naive on one labeled set; warn once about empty or sparse points.
+
+    ``fit``: the method's fit when the caller already has it (the deployment score and the
+    gap ranking refit ``auto``'s chosen candidate, :mod:`slicewise.models.influence`); only
+    naive is fitted then.
 
     ``auto`` without signals is naive (its note says so): there is nothing to borrow from, and
     the smoothing of disjoint domains needs the signals for its synthetic regression. The fits
@@ -194,7 +207,8 @@ def fit_with_warnings(
         options = replace(options, smooth="none")
     with one_blas_thread():
         # the method first: its pass over the pool also gives the kernel masses naive needs
-        fit = METHODS[method].fit(ctx, labeled, options)
+        if fit is None:
+            fit = METHODS[method].fit(ctx, labeled, options)
         naive = fit if method == "naive" else METHODS["naive"].fit(ctx, labeled, options)
     notes = list(fit.notes)
     labels = list(ctx.locality.labels)

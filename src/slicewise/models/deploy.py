@@ -51,13 +51,19 @@ from ..data.table import make_table
 from ..estimators.centered import CoefficientFit, ridge_coefficient
 from ..inference.influence import dense_rows
 from ..methods.base import LabeledSet, MethodFit, PoolContext, linear_fit
-from ..methods.control_variates import LINEAR_METHODS, LinearMethod, linear_pieces
+from ..methods.control_variates import LinearPieces, linear_pieces
 from ..methods.options import DEFAULTS, MethodOptions
 from ..methods.run import build_context, check_method_needs, fit_with_warnings, pool_notes
 from ..moments.sums import LabeledMoments, PoolMoments
 from ..results import ConfidenceInterval, normal_interval
 from .deploy_mix import DeploySpec, continuous_ratio, discrete_weights
-from .influence import scaled_influence
+from .influence import (
+    INFLUENCE_METHODS,
+    InfluenceMethod,
+    InfluencePieces,
+    influence_pieces,
+    scaled_influence,
+)
 
 FUNC = "deployment_score"
 
@@ -162,7 +168,7 @@ def deployment_score(
     deploy: DeploySpec,
     signals: str | Sequence[str] | None = None,
     kind: Kind | None = None,
-    method: LinearMethod = "lace",
+    method: InfluenceMethod = "auto",
     grid: int | Sequence[Any] | FloatArray | None = None,
     bandwidth: float | Sequence[float] | None = None,
     nuisance_scale: float = DEFAULTS.nuisance_scale,
@@ -189,8 +195,12 @@ def deployment_score(
         (:mod:`slicewise.estimators.density_ratio`).
     signals : str or list of str, optional
     kind : {'continuous', 'ordinal', 'categorical'}, optional
-    method : {'lace', 'global_cv', 'naive'}, default 'lace'
-        The profile method (discrete Z) or the augmentation (continuous Z; module notes).
+    method : {'auto', 'lace', 'global_cv', 'naive'}, default 'auto'
+        The profile method (discrete Z) or the augmentation (continuous Z; module notes). A
+        centered method with an explicit coefficient, whose item-level influence values give the
+        variance; ``'auto'`` chooses one of them as :func:`slicewise.profile` does (naive, pooled,
+        local or shrunk-local coefficient) and refits it on all labels, or uses ``'lace'`` where it
+        chooses a learned prediction (:mod:`slicewise.models.influence`; the notes say which).
     grid, bandwidth, nuisance_scale, ridge
         As in :func:`slicewise.profile`. Discrete Z: the grid must hold every level with positive
         weight (the default grid holds all). Continuous Z: the grid carries the local coefficient
@@ -239,7 +249,7 @@ def deployment_score(
     >>> round(float(res.cell_weight.sum()), 6)
     1.0
     """
-    method = check_choice(method, LINEAR_METHODS, name="method", func=FUNC)
+    method = check_choice(method, INFLUENCE_METHODS, name="method", func=FUNC)
     level, target = check_common(level, target, func=FUNC)
     options = MethodOptions(func=FUNC, ridge=ridge, nuisance_scale=nuisance_scale)
     items = make_table(table, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
@@ -253,15 +263,29 @@ def deployment_score(
         "bandwidth": ctx.locality.bandwidth.tolist(),
         "kind": ctx.locality.kind,
     }
+    resolved = influence_pieces(ctx, labeled, method, options, func=FUNC)
+    params |= resolved.params
     if ctx.locality.kind == "continuous":
         ratio, ratio_notes = continuous_ratio(ctx, deploy, ratio_bandwidth)
         return _continuous_score(
-            ctx, labeled, ratio, method, options, target, level, params, [*notes, *ratio_notes]
+            ctx,
+            labeled,
+            ratio,
+            method,
+            resolved,
+            options,
+            target,
+            level,
+            params,
+            [*notes, *resolved.notes, *ratio_notes],
         )
     q, weight_notes = discrete_weights(ctx, deploy)
-    fit, naive, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
-    est, se, cell_se, var_notes = _weighted(ctx, labeled, fit, method, options, target, q)
-    naive_est, naive_se, _, _ = _weighted(ctx, labeled, naive, "naive", options, target, q)
+    fit, naive, fit_notes = fit_with_warnings(
+        ctx, labeled, method, options, target, fit=resolved.fit
+    )
+    est, se, cell_se, var_notes = _weighted(fit, resolved.pieces, target, q)
+    naive_pieces = linear_pieces(ctx, labeled, "naive", options)
+    naive_est, naive_se, _, _ = _weighted(naive, naive_pieces, target, q)
     return DeploymentScore(
         estimate=est,
         se=se,
@@ -279,18 +303,12 @@ def deployment_score(
         n_labeled=labeled.n,
         n_pool=items.n_pool,
         params=params,
-        notes=(*notes, *weight_notes, *fit_notes, *var_notes),
+        notes=(*notes, *resolved.notes, *weight_notes, *fit_notes, *var_notes),
     )
 
 
 def _weighted(
-    ctx: PoolContext,
-    labeled: LabeledSet,
-    fit: MethodFit,
-    method: LinearMethod,
-    options: MethodOptions,
-    target: Target,
-    q: FloatArray,
+    fit: MethodFit, pieces: LinearPieces, target: Target, q: FloatArray
 ) -> tuple[float, float, FloatArray, list[str]]:
     """sum_g q_g theta_hat(g) and its influence-based standard error."""
     variance = fit.var_pool if target == "pool" else fit.var_population
@@ -309,7 +327,6 @@ def _weighted(
             "A level with positive deployment weight has too few labels for a variance: se is NaN."
         )
         return estimate, float("nan"), np.sqrt(variance), notes
-    pieces = linear_pieces(ctx, labeled, method, options)
     phi, psi = scaled_influence(pieces, fit, target)
     total = float(np.sum((phi @ q) ** 2))
     if psi is not None:
@@ -340,7 +357,8 @@ def _continuous_score(
     ctx: PoolContext,
     labeled: LabeledSet,
     ratio: FloatArray,
-    method: LinearMethod,
+    method: str,
+    resolved: InfluencePieces,
     options: MethodOptions,
     target: Target,
     level: float,
@@ -353,19 +371,20 @@ def _continuous_score(
             "carry no information about the deployment score."
         )
     kernel = ratio.reshape(-1, 1)
-    if method == "lace":
-        pieces = linear_pieces(ctx, labeled, "lace", options)
-        item_coef = _item_coefficients(ctx, pieces.coef.coef)
+    # auto: its chosen candidate's form; a local or shrunk coefficient is interpolated as lace's
+    form = "lace" if resolved.chosen == "lace_shrunk" else resolved.chosen
+    if form == "lace":
+        item_coef = _item_coefficients(ctx, resolved.pieces.coef.coef)
         x = np.einsum("ik,ik->i", item_coef, ctx.features).reshape(-1, 1)
-    elif method == "global_cv":
+    elif form == "global_cv":
         x = ctx.features
     else:
         x = np.zeros((ctx.n_pool, 0))
     pool = PoolMoments.compute(kernel, x)
     lab = LabeledMoments.compute(pool, labeled.index, labeled.y, x)
-    if method == "lace":
+    if form == "lace":
         coef = CoefficientFit.fixed(np.ones((1, 1)))
-    elif method == "global_cv":
+    elif form == "global_cv":
         coef = ridge_coefficient(pool, lab, options.ridge)
     else:
         coef = CoefficientFit.fixed(np.zeros((1, 0)))

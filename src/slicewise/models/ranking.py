@@ -29,11 +29,10 @@ from ..inference.influence import correlation
 from ..inference.simultaneous import clean_df, min_p_draws, per_interval_level, t_critical
 from ..locality.weights import make_locality
 from ..methods.base import LabeledSet, MethodFit, PoolContext
-from ..methods.control_variates import LINEAR_METHODS, LinearMethod, linear_pieces
 from ..methods.options import DEFAULTS, MethodOptions
 from ..methods.run import fit_with_warnings
 from ..results import ConfidenceInterval, normal_interval
-from .influence import scaled_influence
+from .influence import INFLUENCE_METHODS, InfluenceMethod, influence_pieces, scaled_influence
 
 Correction = Literal["maxt", "bonferroni"]
 CORRECTIONS: tuple[Correction, ...] = ("maxt", "bonferroni")
@@ -227,7 +226,7 @@ def rank_models(
     models: Sequence[str] | None = None,
     id: str | None = None,
     kind: Kind | None = None,
-    method: LinearMethod = "lace",
+    method: InfluenceMethod = "auto",
     paired_signals: PairedSignals = "both",
     grid: int | Sequence[Any] | FloatArray | None = None,
     bandwidth: float | Sequence[float] | None = None,
@@ -247,9 +246,12 @@ def rank_models(
         As in :func:`slicewise.profile_models`.
     models : list of str, optional
         Models to rank (default: all; at least two).
-    method : {'lace', 'global_cv', 'naive'}, default 'lace'
+    method : {'auto', 'lace', 'global_cv', 'naive'}, default 'auto'
         A centered method with an explicit coefficient, whose influence values give the joint
-        covariance of the pairwise gaps.
+        covariance of the pairwise gaps. ``'auto'`` chooses one for each pair as
+        :func:`slicewise.profile` does (naive, pooled, local or shrunk-local coefficient) and
+        refits it on all labels, or uses ``'lace'`` where it chooses a learned prediction
+        (:mod:`slicewise.models.influence`; the notes say which).
     paired_signals : {'both', 'difference'}, default 'both'
         As in :func:`gap`.
     grid, bandwidth, nuisance_scale, ridge
@@ -304,7 +306,7 @@ def rank_models(
     (multivariate t critical values).
     """
     func = "rank_models"
-    method = check_choice(method, LINEAR_METHODS, name="method", func=func)
+    method = check_choice(method, INFLUENCE_METHODS, name="method", func=func)
     paired_signals = check_choice(paired_signals, PAIRED_SIGNALS, name="paired_signals", func=func)
     correction = check_choice(correction, CORRECTIONS, name="correction", func=func)
     n_draws = check_positive_int(n_draws, name="n_draws", func=func, minimum=100)
@@ -337,6 +339,7 @@ def rank_models(
     kernels: dict[float, Any] | None = None
     fits: list[MethodFit] = []
     influence_parts = []
+    chosen: list[str] = []
     notes: list[str] = [
         f"{int(keep.sum())} item(s) labeled for every one of the {len(names)} models form the "
         f"common labeled set of all {len(pairs)} pairs (pool: {items.size} items evaluated by all)."
@@ -358,15 +361,21 @@ def rank_models(
         labeled = LabeledSet.from_table(pair.table)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SlicewiseWarning)
-            fit, _, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
+            resolved = influence_pieces(ctx, labeled, method, options, func=func)
+            fit, _, fit_notes = fit_with_warnings(
+                ctx, labeled, method, options, target, fit=resolved.fit
+            )
         for item in caught:
             text = str(item.message)
             if text not in seen:
                 seen.add(text)
                 warnings.warn(text, item.category, stacklevel=2)
+        notes.extend(f"pair {a} - {b}: {n}" for n in resolved.notes)
         notes.extend(n for n in fit_notes if n not in notes)
         fits.append(fit)
-        influence_parts.append(linear_pieces(ctx, labeled, method, options))
+        influence_parts.append(resolved.pieces)
+        if method == "auto":
+            chosen.append(str(resolved.params["auto_used"]))
     estimate = np.vstack([2.0 * f.estimate - 1.0 for f in fits])
     var = np.vstack([f.var_pool if target == "pool" else f.var_population for f in fits])
     se = 2.0 * np.sqrt(var)
@@ -400,6 +409,7 @@ def rank_models(
             "nuisance_scale": options.nuisance_scale,
             "n_draws": n_draws if correction == "maxt" else 0,
             "bandwidth": locality.bandwidth.tolist(),
+            **({"auto_used": chosen} if method == "auto" else {}),
         },
         notes=tuple(notes),
     )
