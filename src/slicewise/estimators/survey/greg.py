@@ -144,9 +144,35 @@ def greg(
 CHOICE_LABELS = 20.0
 
 
-def _loo_choices(sample: DomainSample, f: FloatArray) -> FloatArray:
-    """Leave-one-out choice of every labeled unit: 1 (GREG) where the weighted within-domain
-    slope of y on f without the unit is at least 1/2, else 0 (Hajek)."""
+def loo_coefficients(sample: DomainSample, f: FloatArray) -> FloatArray:
+    """Leave-one-out coefficient of every labeled unit on the GREG correction of its domain.
+
+    Parameters
+    ----------
+    sample : DomainSample
+    f : ndarray of shape (n,)
+        The pooled prediction on the labeled units.
+
+    Returns
+    -------
+    ndarray of shape (n,)
+        Values in [0, 1]; 0 where the domain's other labeled units have no spread in f.
+
+    Notes
+    -----
+    From the domain's other labeled units (weights w, weighted within-domain cross-products S),
+    the slope of y on f and its standard error,
+
+    .. math::
+
+        b_{-i} = \\frac{S^{(-i)}_{fy}}{S^{(-i)}_{ff}},\\qquad
+        se_{-i}^2 = \\frac{S^{(-i)}_{yy} - b_{-i} S^{(-i)}_{fy}}{(n_d - 3)\\, S^{(-i)}_{ff}},
+
+    are soft-thresholded by one standard error and clipped:
+    :math:`c_{-i} = \\min(1, \\max(0, b_{-i} - se_{-i}))`. Removing unit i from weighted
+    cross-products is :math:`S^{(-i)}_{fy} = S_{fy} - w_i W/(W - w_i)\\, \\tilde f_i \\tilde y_i`
+    with :math:`W = \\sum_{s_d} w` and tildes the deviations from the domain's weighted means.
+    """
     n_dom = sample.n_domains
     d = sample.labeled_domain
     w = sample.weight
@@ -156,17 +182,26 @@ def _loo_choices(sample: DomainSample, f: FloatArray) -> FloatArray:
     y_dev = sample.y - (np.bincount(d, weights=w * sample.y, minlength=n_dom) / safe)[d]
     rest = big_w[d] - w
     factor = np.divide(w * big_w[d], rest, out=np.zeros_like(w), where=rest > 0)
-    loo_fy = np.bincount(d, weights=w * f_dev * y_dev, minlength=n_dom)[d] - factor * f_dev * y_dev
-    loo_ff = np.bincount(d, weights=w * f_dev**2, minlength=n_dom)[d] - factor * f_dev**2
+
+    def loo(a: FloatArray, b: FloatArray) -> FloatArray:
+        full = np.bincount(d, weights=w * a * b, minlength=n_dom)[d]
+        out: FloatArray = full - factor * a * b
+        return out
+
+    s_fy, s_ff, s_yy = loo(f_dev, y_dev), loo(f_dev, f_dev), loo(y_dev, y_dev)
     scale = np.bincount(d, weights=w * f**2, minlength=n_dom)[d]
-    spread = (rest > 0) & (loo_ff > 1e-12 * scale)
-    out: FloatArray = (spread & (2.0 * loo_fy >= loo_ff)).astype(np.float64)
-    return out
+    spread = (rest > 0) & (s_ff > 1e-12 * scale)
+    slope = np.divide(s_fy, s_ff, out=np.zeros_like(w), where=spread)
+    dof = np.bincount(d, minlength=n_dom)[d] - 3.0
+    resid = np.maximum(s_yy - slope * s_fy, 0.0)
+    se = np.sqrt(np.divide(resid, dof * s_ff, out=np.zeros_like(w), where=spread & (dof > 0)))
+    coef: FloatArray = np.clip(slope - se, 0.0, 1.0)
+    return coef
 
 
 def greg_or_hajek(sample: DomainSample, auxiliaries: FloatArray) -> DirectFit:
-    """GREG with the pooled slope where it lowers a domain's variance, Hajek elsewhere, each
-    labeled unit's choice made without that unit (cross-fitted).
+    """Between GREG and Hajek per domain: the pooled-slope correction scaled by a cross-fitted
+    coefficient in [0, 1].
 
     Parameters
     ----------
@@ -176,9 +211,8 @@ def greg_or_hajek(sample: DomainSample, auxiliaries: FloatArray) -> DirectFit:
     Returns
     -------
     DirectFit
-        ``params['slope']`` holds the pooled slope, ``params['coefficient']`` the share (design
-        weighted) of each domain's labeled units that keep the regression correction (1: GREG,
-        0: Hajek; NaN without labels).
+        ``params['slope']`` holds the pooled slope, ``params['coefficient']`` each domain's
+        design-weighted mean coefficient (1: GREG, 0: Hajek; NaN without labels).
 
     Notes
     -----
@@ -190,33 +224,36 @@ def greg_or_hajek(sample: DomainSample, auxiliaries: FloatArray) -> DirectFit:
     least 20 expected labels per budget, and on 17 of 298 LMArena model pairs at a 40% budget.
 
     With the pooled prediction :math:`f_i = \\hat\\lambda^\\top x_i` and its pool mean
-    :math:`\\bar F_d`, the variance of :math:`y - c f` within a domain is
-    :math:`S_{yy} - 2c S_{fy} + c^2 S_{ff}`: GREG (c = 1) beats Hajek (c = 0) when the domain's
-    own slope of y on f, :math:`S_{fy}/S_{ff}` (the power-tuning coefficient of PPI++), is at
-    least 1/2. Each domain with at least :data:`CHOICE_LABELS` labeled units makes that choice
-    for every labeled unit i from the domain's other labeled units (leave-one-out
-    cross-fitting):
+    :math:`\\bar F_d`, the within-domain variance of :math:`y - c f` is
+    :math:`S_{yy} - 2c S_{fy} + c^2 S_{ff}`, smallest at the domain's own slope of y on f,
+    :math:`c^* = S_{fy}/S_{ff}` (the power-tuning coefficient of PPI++); c = 1 is GREG, c = 0
+    Hajek, and any c between 0 and :math:`2c^*` beats Hajek. Each domain with at least
+    :data:`CHOICE_LABELS` labeled units gives every labeled unit i a coefficient estimated
+    without unit i (leave-one-out cross-fitting, :func:`loo_coefficients`):
 
     .. math::
 
         \\hat\\theta_d = \\frac{1}{\\hat N_d}\\sum_{i \\in s_d} w_i
         \\big(y_i - c_{-i}(f_i - \\bar F_d)\\big),\\qquad
-        c_{-i} = 1\\{2 S^{(-i)}_{fy,d} \\ge S^{(-i)}_{ff,d}\\},
+        c_{-i} = \\min(1, \\max(0, b_{-i} - se_{-i})),
 
-    with :math:`S^{(-i)}` the weighted within-domain cross-products without unit i,
-    :math:`S^{(-i)}_{fy} = S_{fy} - w_i \\hat N_d/(\\hat N_d - w_i)\\,\\tilde f_i \\tilde y_i`
-    (tildes: deviations from the domain's weighted means). Unit i's choice does not use unit i,
-    so :math:`E[c_{-i}(f_i - \\bar F_d)] = 0` up to a finite-population term of order
-    :math:`n_d/N_d` however the choices fall: the estimator is as unbiased as GREG with a fixed
-    slope. Every c = 1 is GREG, every c = 0 Hajek. The rule this replaces made one choice per
-    domain by comparing the two estimated variances on the same labels; that is a selection,
-    and near 0 or 1 it biased the estimate (a domain whose labels all agree has a Hajek
-    variance of 0 and picks Hajek's estimate, the extreme one): on PSN-IRT 4 domains with at
-    least 20 expected labels were biased by 3.0-3.6 Monte-Carlo standard errors. A continuous
-    coefficient, the leave-one-out slope clipped to [0, 1], was tried too: it is as unbiased,
-    but where the signal is noise inside a domain its scatter around 0 costs about 1/n_d of the
-    variance, beyond Monte-Carlo error against Hajek in
-    ``tests/domains/test_domains_greg_choice.py``; the 0/1 choice is not.
+    with :math:`b_{-i}` the weighted within-domain slope of y on f over the domain's other
+    labeled units and :math:`se_{-i}` its standard error. Unit i's coefficient does not use
+    unit i, so :math:`E[c_{-i}(f_i - \\bar F_d)] = 0` up to a finite-population term of order
+    :math:`n_d/N_d` whatever the coefficients turn out to be: the estimator is as unbiased as
+    GREG with a fixed slope. Shrinking the slope by one standard error keeps the noise of the
+    estimated coefficient from costing variance where the signal carries nothing inside the
+    domain (:math:`c^* \\approx 0`); clipping at 1 keeps the estimate between Hajek and GREG.
+
+    The rule this replaces chose GREG or Hajek once per domain by comparing their estimated
+    variances on the same labels. That is a selection, and near 0 or 1 it biased the estimate
+    (a domain whose labels all agree has a Hajek variance of 0 and picks Hajek's estimate, the
+    extreme one): 4 PSN-IRT domains with at least 20 expected labels were biased by 3.0-3.6
+    Monte-Carlo standard errors. The same 0/1 choice made leave-one-out was unbiased but
+    noisy (a unit whose removal moves the slope across 1/2 flips): 20 of 298 LMArena pairs at
+    a 40% budget had an MSE above Hajek's beyond Monte-Carlo error. The unshrunk clipped slope
+    cost about 1/n_d of the variance where the signal is noise (beyond Monte-Carlo error against
+    Hajek in ``tests/domains/test_domains_greg_choice.py``) and left 6 LMArena pairs worse.
 
     The variance reported is that of the estimator used: the HT variance of the linearised
     values
@@ -225,7 +262,7 @@ def greg_or_hajek(sample: DomainSample, auxiliaries: FloatArray) -> DirectFit:
 
         z_i = (e_i - \\bar e_{w,d}) / \\hat N_d,\\qquad e_i = y_i - c_{-i} f_i ,
 
-    the choices treated as fixed (Taylor linearisation, as GREG treats its slope); with every
+    the coefficients treated as fixed (Taylor linearisation, as GREG treats its slope); with every
     c = 1 it is GREG's, with every c = 0 Hajek's. Smaller domains keep GREG.
 
     References
@@ -244,7 +281,7 @@ def greg_or_hajek(sample: DomainSample, auxiliaries: FloatArray) -> DirectFit:
     f = auxiliaries[sample.index] @ lam
     pool_f = pool_means(sample.domain, (auxiliaries @ lam)[:, None], n_dom)[:, 0]
     n_d = sample.n_labeled
-    coef = np.where(n_d[d] < CHOICE_LABELS, 1.0, _loo_choices(sample, f))
+    coef = np.where(n_d[d] < CHOICE_LABELS, 1.0, loo_coefficients(sample, f))
     n_hat = domain_sums(sample, np.ones(sample.n))
     has = n_hat > 0
     safe = np.where(has, n_hat, 1.0)
