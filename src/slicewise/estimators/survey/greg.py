@@ -275,6 +275,8 @@ def greg_or_hajek(sample: DomainSample, auxiliaries: FloatArray) -> DirectFit:
     parameters. *Econometrics Journal* 21, C1-C68 (cross-fitting); Zrnic, T. and Candes, E. J.
     (2024). Cross-prediction-powered inference. *PNAS* 121(15) (cross-fitted PPI).
     """
+    from .ht import hajek
+
     lam = pooled_slope(sample, auxiliaries)
     n_dom = sample.n_domains
     d = sample.labeled_domain
@@ -290,11 +292,19 @@ def greg_or_hajek(sample: DomainSample, auxiliaries: FloatArray) -> DirectFit:
     e_bar = domain_sums(sample, e) / safe
     estimate = np.where(has, e_bar + mean_coef * np.nan_to_num(pool_f), np.nan)
     z = (e - e_bar[d]) / safe[d]
-    variance = ht_variance(sample, z)
+    variance = np.where(n_d > 1, ht_variance(sample, z), np.nan)
+    # A domain whose coefficients are all 1 (all 0) is GREG (Hajek): take those fits as they
+    # are, so the smoothing sees bit for bit the same input as with direct='greg'.
+    n_units = np.bincount(d, minlength=n_dom)
+    for value, end in ((1.0, greg(sample, auxiliaries, slope=lam)), (0.0, hajek(sample))):
+        same = np.bincount(d, weights=(coef == value).astype(float), minlength=n_dom) == n_units
+        estimate = np.where(same, end.estimate, estimate)
+        variance = np.where(same, end.variance, variance)
+        z = np.where(same[d], end.z, z)
     return DirectFit(
         method="greg-or-hajek",
         estimate=estimate,
-        variance=np.where(n_d > 1, variance, np.nan),
+        variance=variance,
         z=z,
         n_labeled=n_d,
         params={"slope": lam.copy(), "coefficient": np.where(has, mean_coef, np.nan).tolist()},
