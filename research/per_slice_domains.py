@@ -7,8 +7,8 @@ Run from the repository root::
 
 The default is what a user gets with no method argument: the problem is built by the same
 validation as :func:`slicewise.domains` (``prepare`` with the signature's defaults: covariates
-'auto', GREG direct estimates, ``variance_df`` and ``prior_scale``) and fitted with its default
-method; every interval is :meth:`slicewise.DomainResult.ci` on that fit
+'auto', the direct estimator ``direct`` (``'greg-or-hajek'``), ``variance_df`` and
+``prior_scale``) and fitted with its default method; every interval is :meth:`slicewise.DomainResult.ci` on that fit
 (:func:`research.domain_harness.fit_interval`). Datasets, as in docs/results/domains_*.md:
 
 * ``psn_irt``: each of the 12 models as candidate, the 11 benchmarks as domains, the other 11

@@ -77,11 +77,12 @@ def main() -> None:
         covariates=pool_means(domain, aux, n_dom),
         taxonomy=(dom_a, dom_b),
         taxonomy_names=("model_a", "model_b"),
+        direct="greg-or-hajek",  # what sw.domains smooths by default
         variance_df=args.variance_df,
     )
     sizes = np.bincount(domain, minlength=n_dom)
     n_j = np.floor(args.fraction * sizes).astype(np.intp)
-    methods = ("ht", "ppi", "ppi++", "greg", "fh", "pp-s", "pp-ts")
+    methods = ("ht", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts")
     start = time.perf_counter()
     result = run_harness(
         problem,
@@ -91,7 +92,7 @@ def main() -> None:
         budget=int(n_j.sum()),
         stratum_sizes=n_j,
         reps=args.trials,
-        dbcv=("ht", "ppi", "greg", "fh", "pp-s", "pp-ts") if args.dbcv else (),
+        dbcv=("ht", "ppi", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts") if args.dbcv else (),
         folds=args.folds,
         rng=np.random.default_rng(args.seed),
         n_jobs=args.jobs,

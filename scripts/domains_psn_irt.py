@@ -48,10 +48,12 @@ def single(frame: pd.DataFrame, candidate: str, args: argparse.Namespace) -> pd.
         auxiliaries=aux,
         prediction=aux.mean(axis=1),
         covariates=None,
+        direct="greg-or-hajek",  # what sw.domains smooths by default
         variance_df=args.variance_df,
     )
-    methods = ("ht", "ppi", "ppi++", "greg", "fh", "pp-s")
-    return run(problem, domain, y, methods, ("ht", "ppi", "greg", "fh", "pp-s"), n_dom, args)
+    methods = ("ht", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s")
+    candidates = ("ht", "ppi", "greg", "greg-or-hajek", "fh", "pp-s")
+    return run(problem, domain, y, methods, candidates, n_dom, args)
 
 
 def crossed(frame: pd.DataFrame, args: argparse.Namespace) -> None:
@@ -154,7 +156,10 @@ def main() -> None:
             rows.append(
                 {"candidate": candidate}
                 | {f"rmse {m}": table.loc[m, "rmse"] for m in table.index}
-                | {f"cover {m}": table.loc[m, "coverage"] for m in ("ht", "greg", "fh", "pp-s")}
+                | {
+                    f"cover {m}": table.loc[m, "coverage"]
+                    for m in ("ht", "greg", "greg-or-hajek", "fh", "pp-s")
+                }
             )
         print("\n### all candidates\n")
         summary = pd.DataFrame(rows)

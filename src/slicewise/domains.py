@@ -622,10 +622,11 @@ def domains(
 
 
 def default_candidates(prepared: PreparedDomains) -> tuple[str, ...]:
-    """HT, PPI, GREG, FH, PP-S (and PP-TS with a taxonomy) -- those the data allow."""
+    """HT, PPI, GREG, GREG-or-Hajek, FH, PP-S (and PP-TS with a taxonomy) -- those the data
+    allow."""
     out = ["ht"]
     if prepared.signal_names:
-        out += ["ppi", "greg"]
+        out += ["ppi", "greg", "greg-or-hajek"]
     out += ["fh", "pp-s"]
     if prepared.problem.taxonomy:
         out.append("pp-ts")
@@ -659,7 +660,8 @@ def validate(
     variance_df, prior_scale, level
         As in :func:`domains`.
     candidates : list of str, optional
-        Methods to compare (default: HT, PPI, GREG, FH, PP-S and, with a taxonomy, PP-TS).
+        Methods to compare (default: HT, PPI, GREG, GREG-or-Hajek, FH, PP-S and, with a
+        taxonomy, PP-TS).
     folds : int, default 5
         K, the number of folds (>= 2).
     rng : int or numpy Generator, optional

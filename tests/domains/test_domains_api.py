@@ -69,10 +69,11 @@ def test_result_conventions(labeled: pd.DataFrame) -> None:
 def test_smoothing_guard_keeps_precise_domains_and_contains_direct_intervals(
     labeled: pd.DataFrame,
 ) -> None:
-    """30 labels per domain: every domain keeps its direct estimate. 6 labels per domain: the
-    smoothed estimates are better on average and every interval contains the direct one."""
+    """30 labels per domain: every domain keeps its direct estimate (the default direct,
+    greg-or-hajek). 6 labels per domain (GREG, the coefficient is estimated from 20 labels on):
+    the smoothed estimates are better on average and every interval contains the direct one."""
     rich = sw.domains(labeled, method="pp-ts", taxonomy=["model", "bench"], **COMMON)
-    direct = sw.domains(labeled, method="greg", **COMMON)
+    direct = sw.domains(labeled, method="greg-or-hajek", **COMMON)
     np.testing.assert_allclose(rich.estimate, direct.estimate, rtol=1e-12)
     np.testing.assert_allclose(rich.bias_bound, 0.0)
     assert not rich.borrowed.any()
@@ -116,6 +117,17 @@ def test_validate_is_reproducible(labeled: pd.DataFrame) -> None:
     a = sw.validate(labeled, candidates=["ht", "greg"], rng=3, **COMMON)
     b = sw.validate(labeled, candidates=["ht", "greg"], rng=3, **COMMON)
     np.testing.assert_array_equal(a.dbcv_mse, b.dbcv_mse)
+
+
+def test_validate_compares_the_default_direct_estimator(labeled: pd.DataFrame) -> None:
+    """Without a candidate list, sw.validate scores greg-or-hajek (the direct estimator under the
+    default smoothing) next to GREG; without signals neither can run and neither is listed."""
+    val = sw.validate(labeled, folds=4, rng=0, **COMMON)
+    assert val.candidates == ("ht", "ppi", "greg", "greg-or-hajek", "fh", "pp-s")
+    assert np.all(np.isfinite(val.dbcv_mse))
+    no_signals = {**COMMON, "signals": None}
+    bare = sw.validate(labeled, folds=4, direct="ht", rng=0, **no_signals)
+    assert bare.candidates == ("ht", "fh", "pp-s")
 
 
 def test_interval_score_formula() -> None:
