@@ -552,11 +552,12 @@ def domains(
         GREG prediction lambda' x, none, or the pool means of the named columns. 'auto' uses the
         signals when there are at least 10 domains per covariate, the prediction otherwise.
     direct : {'greg-or-hajek', 'greg', 'ht'}, default 'greg-or-hajek'
-        Direct estimator fed to the smoothing methods. ``'greg-or-hajek'``: GREG with the
-        pooled slope in domains where it lowers the estimated design variance, the Hajek mean in
-        the others with at least 20 labels (:func:`slicewise.estimators.survey.greg.greg_or_hajek`:
-        one pooled slope made some domains worse than their labels-only mean); ``'greg'``: the
-        pooled-slope GREG everywhere (the PP-S paper's); ``'ht'``: no signals.
+        Direct estimator fed to the smoothing methods. ``'greg-or-hajek'``: in domains with at
+        least 20 labels, GREG's pooled-slope correction scaled per labeled unit by the domain's
+        leave-one-out slope, shrunk and kept in [0, 1] (1 is GREG, 0 the Hajek mean;
+        :func:`slicewise.estimators.survey.greg.greg_or_hajek`: one pooled slope made some domains
+        worse than their labels-only mean); ``'greg'``: the pooled-slope GREG everywhere (the
+        PP-S paper's); ``'ht'``: no signals.
     variance_df : float, default 4
         Prior degrees of freedom that pool the sampling variances across domains before
         smoothing (0 uses each domain's own design variance).

@@ -222,7 +222,7 @@ ROWS: tuple[Row, ...] = (
     (
         "greg-or-hajek",
         "profile, domains",
-        "GREG where the pooled slope lowers the domain's estimated variance, Hajek elsewhere (domains with >= 20 labels); the default direct estimator under fh, pp-s and pp-ts.",
+        "GREG's pooled-slope correction scaled per labeled unit by its domain's leave-one-out slope (shrunk, in [0, 1]; domains with >= 20 labels); the default direct estimator under fh, pp-s and pp-ts.",
         "signals, categorical",
         "-",
         "-",
