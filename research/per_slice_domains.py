@@ -49,7 +49,8 @@ import pandas as pd
 
 from slicewise._typing import FloatArray, IntArray
 from slicewise.data.designs import sample_from_design
-from slicewise.domains import domains, labels_mean, prepare
+from slicewise.domain_input import prepare
+from slicewise.domains import domains, labels_mean
 from slicewise.inference.bounded import interval_bounds
 from slicewise.reports.markdown import markdown_table
 from slicewise.results import critical_value

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from .data.designs import DesignSample
     from .data.table import ItemTable, make_table
     from .datasets import load_demo
-    from .domains import domains, sample, validate
+    from .domain_sample import sample
+    from .domains import domains, validate
     from .exceptions import InvalidParameterError, LabelSelectionWarning
     from .methods.registry import methods
     from .models.cascade import CascadePlan, cascade, cascade_break_even
@@ -70,7 +71,7 @@ _EXPORTS: dict[str, str] = {
     "profile_models": ".models.profiles",
     "rank_models": ".models.ranking",
     "read_deploy": ".models.deploy_mix",
-    "sample": ".domains",
+    "sample": ".domain_sample",
     "select": ".selection.cv",
     "study": ".studies.engine",
     "validate": ".domains",

@@ -211,7 +211,7 @@ def run_validate(args: argparse.Namespace) -> int:
 def run_sample(args: argparse.Namespace) -> int:
     """``slicewise sample``: draw a probability sample and write the table with its design."""
     from ..data.files import read_table, write_table
-    from ..domains import sample
+    from ..domain_sample import sample
 
     frame = read_table(args.items)
     with strata_column_hint(args):
