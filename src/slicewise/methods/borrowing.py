@@ -38,6 +38,7 @@ from ..inference.cv_variance import (
     cross_validated,
     dense_weights,
     design_weights,
+    selection_correction,
 )
 from ..inference.variance import degenerate_floor
 from ..moments.pool import prepend_column
@@ -417,8 +418,14 @@ def choose_and_fit(
     coef, omega = caches[best.features].rule(best)(np.arange(labeled.n))
     pool = feats.pool[best.nuisance_scale if not np.isinf(best.shrinkage) else np.inf]
     if cross_fitted:
+        chosen = score(best)
+        if include_naive:  # the variance that won the test against naive is optimistic
+            point = np.ones(g) if point_weights is None else point_weights
+            point = np.where(np.isfinite(point), point, 1.0)
+            extra = selection_correction(chosen.terms, score(naive).terms, point, NAIVE_Z)
+            chosen = replace(chosen, terms=chosen.terms + extra / labeled.n)
         fit = _cross_fitted_fit(
-            ctx, labeled, score(best), weights, fraction, pool, feats.x_lab, design=design
+            ctx, labeled, chosen, weights, fraction, pool, feats.x_lab, design=design
         )
     else:
         lab = LabeledMoments.from_rows(
