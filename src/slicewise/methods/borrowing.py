@@ -320,7 +320,9 @@ def choose_and_fit(
     cross_fitted : bool, default False
         Report the cross-fitted estimate with its out-of-fold variance
         (:class:`~slicewise.inference.cv_variance.CrossValidated`; ``auto``) instead of the
-        coefficient refitted on all of L (``lace_shrunk``, ``lace_learned``).
+        coefficient refitted on all of L (``lace_shrunk``, ``lace_learned``). When naive
+        competes, that variance is increased by the expected optimism of having beaten naive
+        (:func:`~slicewise.inference.cv_variance.selection_correction`).
     """
     rng = options.rng if options.rng is not None else np.random.default_rng(0)
     candidates = _family_candidates(ctx, families, options)
