@@ -49,6 +49,7 @@ def _terms(residual: np.ndarray, onehot: np.ndarray, size: int) -> np.ndarray:
     return np.asarray(onehot * (r - mean) ** 2 / (size * (size - 1)))
 
 
+@pytest.mark.slow
 def test_correction_removes_the_optimism_of_the_selected_variance() -> None:
     """Three slices of 30 labels; the candidate leaves a skewed residual e (Gamma(2, 1),
     variance 2, so its slice-mean variance is 2 / 30 exactly); naive's residual adds a weak signal
