@@ -38,6 +38,7 @@ from ..inference.cv_variance import (
     cross_validated,
     dense_weights,
     design_weights,
+    selection_correction,
 )
 from ..inference.variance import degenerate_floor
 from ..moments.pool import prepend_column
@@ -319,7 +320,9 @@ def choose_and_fit(
     cross_fitted : bool, default False
         Report the cross-fitted estimate with its out-of-fold variance
         (:class:`~slicewise.inference.cv_variance.CrossValidated`; ``auto``) instead of the
-        coefficient refitted on all of L (``lace_shrunk``, ``lace_learned``).
+        coefficient refitted on all of L (``lace_shrunk``, ``lace_learned``). When naive
+        competes, that variance is increased by the expected optimism of having beaten naive
+        (:func:`~slicewise.inference.cv_variance.selection_correction`).
     """
     rng = options.rng if options.rng is not None else np.random.default_rng(0)
     candidates = _family_candidates(ctx, families, options)
@@ -417,8 +420,14 @@ def choose_and_fit(
     coef, omega = caches[best.features].rule(best)(np.arange(labeled.n))
     pool = feats.pool[best.nuisance_scale if not np.isinf(best.shrinkage) else np.inf]
     if cross_fitted:
+        chosen = score(best)
+        if include_naive:  # the variance that won the test against naive is optimistic
+            point = np.ones(g) if point_weights is None else point_weights
+            point = np.where(np.isfinite(point), point, 1.0)
+            extra = selection_correction(chosen.terms, score(naive).terms, point, NAIVE_Z)
+            chosen = replace(chosen, terms=chosen.terms + extra / labeled.n)
         fit = _cross_fitted_fit(
-            ctx, labeled, score(best), weights, fraction, pool, feats.x_lab, design=design
+            ctx, labeled, chosen, weights, fraction, pool, feats.x_lab, design=design
         )
     else:
         lab = LabeledMoments.from_rows(
