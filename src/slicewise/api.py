@@ -112,7 +112,7 @@ def profile(
         Cross-fitting and cross-validation folds of L (``lace_learned``, ``lace_shrunk``, ``auto``).
     smooth : {'auto', 'fh', 'pp-s', 'none'}, default 'auto'
         Fay-Herriot smoothing of the direct estimates across disjoint domains (categorical or
-        exact-level ordinal profiles; see :mod:`slicewise.smoothing.profiles`), by the models of
+        exact-level ordinal profiles; see :mod:`slicewise.methods.smoothed`), by the models of
         ``sw.domains`` under the same names: ``'fh'`` the EBLUP at the REML estimate of the
         spread between domains, ``'pp-s'`` the Bayesian model integrated exactly over it.
         ``'auto'`` smooths the ``auto`` method only, with ``'pp-s'``; ``'fh'`` and ``'pp-s'``

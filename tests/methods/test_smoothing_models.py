@@ -11,12 +11,12 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
+from slicewise.methods.smoothed import SMOOTH_CHOICES, _fh_fit
 from slicewise.smoothing.area import BORROWED_WEIGHT, MODELS, borrowed, fit_area_model
 from slicewise.smoothing.bayes import bayes_fit
 from slicewise.smoothing.domains import SMOOTHED, SMOOTHING_MODEL
 from slicewise.smoothing.fay_herriot import eblup
 from slicewise.smoothing.linear_mixed import AreaModel
-from slicewise.smoothing.profiles import SMOOTH_CHOICES, _fh_fit
 
 
 def _sparse_profile(seed: int) -> pd.DataFrame:

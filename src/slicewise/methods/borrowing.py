@@ -50,7 +50,6 @@ from ..moments.sums import (
     take_rows,
 )
 from ..smoothing.guard import PRECISE_LABELS
-from ..smoothing.profiles import disjoint_domains, shrinkage_weights, smooth_fit
 from .base import (
     LabeledSet,
     MethodFit,
@@ -59,6 +58,7 @@ from .base import (
     linear_fit,
 )
 from .options import MethodOptions
+from .smoothed import disjoint_domains, shrinkage_weights, smooth_fit
 
 #: Relative difference of cross-validated variances below which two candidates tie.
 TIE_TOLERANCE = 1e-9
@@ -696,7 +696,7 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     smallest cross-validated variance summed over grid points; naive is kept unless a candidate
     scores below 0.98 x naive. On disjoint domains (categorical or exact-level ordinal profiles)
     the chosen direct estimates are then smoothed with a Bayesian Fay-Herriot model
-    (:mod:`slicewise.smoothing.profiles`; ``smooth='none'`` turns this off), and the criterion
+    (:mod:`slicewise.methods.smoothed`; ``smooth='none'`` turns this off), and the criterion
     weighs each domain's variance by the square of its preliminary shrinkage weight, since that
     is how much of it survives smoothing. The result's notes and params report the choice and
     every candidate's score; ``borrowed`` marks grid points that lean on the pooled coefficient

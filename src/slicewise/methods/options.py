@@ -32,7 +32,7 @@ from ..estimators.learned import LEARNERS, Learner
 from ..exceptions import InvalidParameterError
 from ..smoothing.area import MODELS
 
-#: Smoothing of a profile's disjoint domains (:mod:`slicewise.smoothing.profiles`): ``'auto'``
+#: Smoothing of a profile's disjoint domains (:mod:`slicewise.methods.smoothed`): ``'auto'``
 #: smooths the ``auto`` method only, a model name any method with a variance, ``'none'`` never.
 SMOOTHING: tuple[str, ...] = ("auto", *MODELS, "none")
 

@@ -32,11 +32,11 @@ from ..exceptions import (
 from ..locality.weights import make_locality
 from ..results import ProfileResult
 from ..smoothing.area import MODELS as SMOOTHING_MODELS
-from ..smoothing.profiles import smooth_fit
 from .base import LabeledSet, MethodFit, PoolContext, labeled_sizes
 from .design import check_categorical
 from .options import MethodOptions
 from .registry import METHODS
+from .smoothed import smooth_fit
 
 FUNC = "profile"
 

@@ -9,7 +9,9 @@
   ``borrowed`` rule;
 * :mod:`.guard` -- the per-slice guard: which slices report the smoothed point, and the bias
   bound that makes their intervals contain the direct ones (the one interval rule);
-* :mod:`.profiles` -- smoothing of a profile's disjoint domains (``sw.profile``, ``auto``);
 * :mod:`.domains` -- direct estimate, then (optionally) smoothing: the one entry point used by
   ``sw.domains``, DB-CV and the oracle harness.
+
+Smoothing of a profile's disjoint domains (``sw.profile``, ``auto``) reads method fits, so it sits
+one layer up, in :mod:`slicewise.methods.smoothed`; nothing here imports the methods.
 """

@@ -491,7 +491,7 @@ class _Scan:
 
 def _disjoint(locality: Any, values: FloatArray) -> bool:
     """Whether every level has weight in at most one grid point (the grid points are disjoint
-    domains; :func:`slicewise.smoothing.profiles.disjoint_domains` on the whole pool)."""
+    domains; :func:`slicewise.methods.smoothed.disjoint_domains` on the whole pool)."""
     kernel = locality.kernel(values.reshape(-1, 1))
     if isinstance(kernel, np.ndarray):
         return bool(np.all((kernel > 0).sum(axis=1) <= 1))

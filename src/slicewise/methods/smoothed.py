@@ -43,8 +43,6 @@ from .._typing import BoolArray, FloatArray
 from ..estimators.predictors import fit_logistic
 from ..inference.variance import plus_two_variance
 from ..locality.weights import BlockKernel
-from ..methods.base import LabeledSet, MethodFit, PoolContext, labeled_sizes
-from ..methods.options import MethodOptions
 from ..moments.sums import (
     column_sums,
     iter_blocks,
@@ -54,9 +52,11 @@ from ..moments.sums import (
     take_rows,
 )
 from ..results import critical_value
-from .area import MODELS, Model, borrowed, fit_area_model
-from .guard import PRECISE_LABELS, guard
-from .linear_mixed import AreaModel
+from ..smoothing.area import MODELS, Model, borrowed, fit_area_model
+from ..smoothing.guard import PRECISE_LABELS, guard
+from ..smoothing.linear_mixed import AreaModel
+from .base import LabeledSet, MethodFit, PoolContext, labeled_sizes
+from .options import MethodOptions
 
 #: The values of ``profile(smooth=...)``: ``'auto'`` smooths the ``auto`` method only, with
 #: ``'pp-s'``; a model name smooths any method with a variance by that model; ``'none'`` never.
