@@ -33,7 +33,7 @@ for the planning (``sw.next_items``) and for the final ``sw.profile(..., inclusi
 
 Run from the repository root (single-threaded BLAS, as in the numbers quoted):
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_adaptive [--reps 60]
-[--method auto] [--only split-judge,setting-b] [--floor 0.3]
+[--method auto] [--only split-judge,setting-b] [--floor 0.3] [--multipliers 1,1.5,2]
 """
 
 from __future__ import annotations
@@ -326,7 +326,15 @@ def main() -> None:
     parser.add_argument("--method", default=None, help="method for every scenario (e.g. auto)")
     parser.add_argument("--floor", type=float, default=0.3, help="uniform floor of next_items")
     parser.add_argument("--halfwidth", type=float, default=0.05, help="target of next_items")
+    parser.add_argument(
+        "--multipliers",
+        default=",".join(f"{m:g}" for m in MULTIPLIERS),
+        help="batch multipliers of the uniform curve (comma-separated, the first 1)",
+    )
     args = parser.parse_args()
+    multipliers = tuple(float(m) for m in args.multipliers.split(","))
+    if multipliers[0] != 1.0:
+        parser.error(f"--multipliers must start with 1 (the same budget). Got {args.multipliers}.")
     warnings.simplefilter("ignore")
     lines = [
         "| scenario | strategy | labels | mean grid MSE | worst-point MSE | coverage | "
@@ -347,7 +355,7 @@ def main() -> None:
         ]
         adaptive = summarize(adaptive_runs)
         uniform_curve = []
-        for mult in MULTIPLIERS:
+        for mult in multipliers:
             batch = round(sc.batch * mult)
             runs = [one_run(sc, s, "uniform", batch) for s in range(args.reps)]
             if mult == 1.0:

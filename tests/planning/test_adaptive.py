@@ -117,14 +117,14 @@ Draw = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 def _protocol(seed: int, strategy: str) -> Draw:
-    """One pilot of 100 and three batches of 150, then the final profile by global_cv and by
-    auto, both with inclusion='pi': error, coverage and se per level for each."""
+    """One pilot of 100 and three batches of 150 planned with global_cv, then the final profile
+    by global_cv and by auto, both with inclusion='pi': error, coverage and se per level."""
     rng = np.random.default_rng(seed)
     full = split_judge_pool(rng)
     truth = full.groupby("level")["y"].mean().to_numpy()
     table = _pilot(full, 100, rng)
     for _ in range(3):
-        table = _next(table, batch=150, strategy=strategy, rng=rng)
+        table = _next(table, batch=150, strategy=strategy, method="global_cv", rng=rng)
         table.loc[table["selected"], "y"] = full["y"][table["selected"]]
     out: Draw = {}
     for method in ("global_cv", "auto"):
@@ -268,7 +268,13 @@ def _small_slice_protocol(seed: int) -> tuple[np.ndarray, np.ndarray]:
     table = _pilot(full, 100, rng)
     common = dict(z="group", signals="judge", label="y", kind="categorical")
     for _ in range(3):
-        table = sw.next_items(table, batch=120, rng=rng, **common)  # type: ignore[arg-type]
+        table = sw.next_items(
+            table,
+            batch=120,
+            method="global_cv",
+            rng=rng,
+            **common,  # type: ignore[arg-type]
+        )
         table.loc[table["selected"], "y"] = full["y"][table["selected"]]
     truth = full.groupby("group")["y"].mean().to_numpy()
     res = sw.profile(table, inclusion="pi", method="global_cv", **common)  # type: ignore[arg-type]
@@ -298,3 +304,43 @@ def test_small_slice_protocol_covers() -> None:
     assert np.abs(errors[:, 3]).max() < 1e-12  # tiny: labeled completely, its exact mean
     spread = errors[:, :3].std(axis=0, ddof=1) / np.sqrt(draws)
     assert np.all(np.abs(errors[:, :3].mean(axis=0)) < 3.0 * spread)
+
+
+PINNED_AUTO = 380  # of 400: 0.950
+
+
+def _auto_protocol(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The split-judge protocol with the defaults: batches planned by auto, final profile by
+    auto with inclusion='pi'; error and coverage per level."""
+    rng = np.random.default_rng(seed)
+    full = split_judge_pool(rng)
+    truth = full.groupby("level")["y"].mean().to_numpy()
+    table = _pilot(full, 100, rng)
+    for _ in range(3):
+        table = _next(table, batch=150, rng=rng)
+        table.loc[table["selected"], "y"] = full["y"][table["selected"]]
+    res = sw.profile(
+        table, z="level", signals=SIGNALS, label="y", kind="ordinal", inclusion="pi", rng=seed
+    )
+    ci = res.ci()
+    return res.estimate - truth, (ci.low <= truth) & (truth <= ci.high)
+
+
+@pytest.mark.slow
+def test_default_auto_protocol_is_unbiased_and_covers() -> None:
+    """next_items and profile with their default method, auto (issue 14)."""
+    from threadpoolctl import threadpool_limits
+
+    draws = 100
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SlicewiseWarning)
+        runs = [_auto_protocol(seed) for seed in range(draws)]
+    errors = np.array([r[0] for r in runs])
+    covered = np.array([r[1] for r in runs])
+    z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
+    assert np.all(np.abs(z_bias) < 3.0), z_bias
+    count = int(covered.sum())
+    assert count == PINNED_AUTO, count
+    assert 0.93 <= count / covered.size <= 0.97
+    assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
+    assert covered.mean(axis=0).min() >= 0.88, covered.mean(axis=0)
