@@ -14,11 +14,16 @@ Scenarios (full-pool truth known in each; the target is the pool profile):
 * ``specialist-i3``: the continuous specialist design of Appendix I.3 (M = 3000, Z uniform,
   9 grid points 0.1-0.9, bandwidth 0.08); method lace; batches of 150.
 * ``alpacaeval``, ``psn-irt``: see :func:`real_scenarios`.
+* ``unieval``: UniEval (../shared/data), the four data sets of research.realdata.unieval pooled,
+  Z = data set (4 categories, M = 2,890), Y = human score in [0, 1], S = the primary UniEval
+  score; method global_cv; batches of 150 (:func:`unieval_pool`).
 * ``llmbar``: LLMBar (../shared/data), Y = gold preference, four judges' Metrics_Reference
   verdicts, Z = subset (13 categories, M = 1,173); method global_cv; batches of 100.
 
 Per scenario and strategy: mean over the grid of the MSE, the worst grid point's MSE, the
-coverage of the 95% intervals (all grid points, and the worst grid point), the mean worst-slice
+coverage of the 95% intervals (all grid points, and the worst grid point; a slice labeled
+completely has its exact mean and a zero-width interval, counted as covering when the error is
+within :data:`COVER_TOL` of rounding), the mean worst-slice
 half-width, and the labels uniform labeling needs for the adaptive mean worst-slice half-width
 (uniform runs at batch multipliers 1, 1.25, 1.5, 2, 2.5, interpolated), hence the labels saved;
 and the paired never-worse comparison of :func:`never_worse`.
@@ -28,7 +33,7 @@ for the planning (``sw.next_items``) and for the final ``sw.profile(..., inclusi
 
 Run from the repository root (single-threaded BLAS, as in the numbers quoted):
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m benchmarks.bench_adaptive [--reps 60]
-[--method auto] [--only split-judge,setting-b] [--floor 0.3]
+[--method auto] [--only split-judge,setting-b] [--floor 0.3] [--multipliers 1,1.5,2]
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ LLMBAR_JUDGES = (
     "LLaMA2|Metrics_Reference",
 )
 MULTIPLIERS = (1.0, 1.25, 1.5, 2.0, 2.5)
+COVER_TOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -95,9 +101,10 @@ def llmbar_pool() -> pd.DataFrame:
 
 
 def real_scenarios() -> list[Scenario]:
-    """AlpacaEval 2 (Z = dataset, first candidate of research.realdata, M = 805, batches of 60)
-    and PSN-IRT (Z = benchmark, candidate model_0, S = the other 11 models, a fixed random 6,000
-    of the 41,871 items as the pool, batches of 150); skipped when the data are absent."""
+    """AlpacaEval 2 (Z = dataset, first candidate of research.realdata, M = 805, batches of 60),
+    PSN-IRT (Z = benchmark, candidate model_0, S = the other 11 models, a fixed random 6,000
+    of the 41,871 items as the pool, batches of 150) and UniEval (:func:`unieval_pool`, batches
+    of 150); skipped when the data are absent."""
     from research import realdata
 
     out = []
@@ -133,7 +140,42 @@ def real_scenarios() -> list[Scenario]:
                 False,
             )
         )
+    if (DATA / "unieval").exists():
+        pool = unieval_pool()
+        out.append(
+            Scenario(
+                "unieval",
+                lambda rng, t=pool: t,
+                "dataset",
+                "categorical",
+                ("unieval_score",),
+                "global_cv",
+                150,
+                False,
+            )
+        )
     return out
+
+
+def unieval_pool() -> pd.DataFrame:
+    """UniEval (research.realdata.unieval, its 'length' cells): the four data sets pooled, Z =
+    data set (Topical-Chat 360, SF-RES 1,181, SF-HOT 875, QAGS 474 texts), Y = the human score
+    rescaled to [0, 1] as there, S = the cell's primary UniEval score (overall; consistency on
+    QAGS)."""
+    from research import realdata
+
+    parts = []
+    for cell in realdata.unieval(families=["length"]).cells():
+        parts.append(
+            pd.DataFrame(
+                {
+                    "dataset": cell.name.split("/")[0],
+                    "unieval_score": cell.table[cell.primary].to_numpy(),
+                    "y": cell.table[cell.label].to_numpy(),
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
 
 
 def scenarios() -> list[Scenario]:
@@ -229,7 +271,9 @@ def one_run(
     ci = res.ci()
     return {
         "error": res.estimate - truth,
-        "covered": (ci.low <= truth) & (truth <= ci.high),
+        # a slice labeled completely has the exact estimate and a zero-width interval: compare
+        # with a tolerance for the floating-point rounding of its weighted mean
+        "covered": (ci.low - COVER_TOL <= truth) & (truth <= ci.high + COVER_TOL),
         "half": (ci.high - ci.low) / 2,
         "n": int(table["y"].notna().sum()),
     }
@@ -282,7 +326,15 @@ def main() -> None:
     parser.add_argument("--method", default=None, help="method for every scenario (e.g. auto)")
     parser.add_argument("--floor", type=float, default=0.3, help="uniform floor of next_items")
     parser.add_argument("--halfwidth", type=float, default=0.05, help="target of next_items")
+    parser.add_argument(
+        "--multipliers",
+        default=",".join(f"{m:g}" for m in MULTIPLIERS),
+        help="batch multipliers of the uniform curve (comma-separated, the first 1)",
+    )
     args = parser.parse_args()
+    multipliers = tuple(float(m) for m in args.multipliers.split(","))
+    if multipliers[0] != 1.0:
+        parser.error(f"--multipliers must start with 1 (the same budget). Got {args.multipliers}.")
     warnings.simplefilter("ignore")
     lines = [
         "| scenario | strategy | labels | mean grid MSE | worst-point MSE | coverage | "
@@ -303,7 +355,7 @@ def main() -> None:
         ]
         adaptive = summarize(adaptive_runs)
         uniform_curve = []
-        for mult in MULTIPLIERS:
+        for mult in multipliers:
             batch = round(sc.batch * mult)
             runs = [one_run(sc, s, "uniform", batch) for s in range(args.reps)]
             if mult == 1.0:

@@ -117,14 +117,14 @@ Draw = dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
 
 
 def _protocol(seed: int, strategy: str) -> Draw:
-    """One pilot of 100 and three batches of 150, then the final profile by global_cv and by
-    auto, both with inclusion='pi': error, coverage and se per level for each."""
+    """One pilot of 100 and three batches of 150 planned with global_cv, then the final profile
+    by global_cv and by auto, both with inclusion='pi': error, coverage and se per level."""
     rng = np.random.default_rng(seed)
     full = split_judge_pool(rng)
     truth = full.groupby("level")["y"].mean().to_numpy()
     table = _pilot(full, 100, rng)
     for _ in range(3):
-        table = _next(table, batch=150, strategy=strategy, rng=rng)
+        table = _next(table, batch=150, strategy=strategy, method="global_cv", rng=rng)
         table.loc[table["selected"], "y"] = full["y"][table["selected"]]
     out: Draw = {}
     for method in ("global_cv", "auto"):
@@ -215,3 +215,134 @@ def test_slice_allocation_shrinks_the_slices_variances_toward_the_pooled_one() -
     with_prior = slice_allocation(raw, unlabeled, 200.0, 0.3, prior_labels=20.0)
     np.testing.assert_allclose(with_prior, slice_allocation(by_hand, unlabeled, 200.0, 0.3))
     assert with_prior[0] < slice_allocation(raw, unlabeled, 200.0, 0.3)[0]
+
+
+def _small_slice_pool(rng: np.random.Generator) -> pd.DataFrame:
+    """Three large categories with a near-perfect judge and one of 24 items where the judge is
+    noise: water-filling sends that slice most of the batch, past half of its items."""
+    sizes = {"a": 900, "b": 900, "c": 900, "tiny": 24}
+    group = np.concatenate([np.full(n, g) for g, n in sizes.items()])
+    y = (rng.random(group.size) < 0.7).astype(float)
+    good = np.where(rng.random(group.size) < 0.97, y, 1 - y)
+    judge = np.where(group == "tiny", rng.random(group.size), good)
+    return pd.DataFrame({"group": group, "judge": judge, "y": y})
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_slice_past_half_labeled_is_labeled_completely(seed: int) -> None:
+    """COMPLETE_SHARE: every item of the small slice gets probability 1 (labeled ones too, so
+    its accumulated pi is 1 and its estimate is its exact mean with zero variance); the others
+    share the rest of the batch, whose expected size stays ``batch``, with the floor on it."""
+    rng = np.random.default_rng(seed)
+    full = _small_slice_pool(rng)
+    table = _pilot(full, 100, rng)
+    common = dict(z="group", signals="judge", label="y", kind="categorical")
+    tiny = (full["group"] == "tiny").to_numpy()
+    for _ in range(2):
+        unlabeled = table["y"].isna().to_numpy()
+        before = table["pi"].to_numpy() if "pi" in table else np.full(len(table), 100 / len(full))
+        out = sw.next_items(table, batch=120, floor=0.3, rng=rng, **common)  # type: ignore[arg-type]
+        np.testing.assert_array_equal(out["pi"][tiny], 1.0)
+        assert out["selected"][tiny & unlabeled].all()
+        rest = unlabeled & ~tiny
+        p = 1.0 - (1.0 - out["pi"].to_numpy()[rest]) / (1.0 - before[rest])
+        left = 120 - (unlabeled & tiny).sum()
+        assert abs(p.sum() - left) < 1e-6  # the expected batch size stays 120
+        assert p.min() >= 0.3 * left / rest.sum() - 1e-12
+        out.loc[out["selected"], "y"] = full["y"][out["selected"]]
+        table = out
+    res = sw.profile(table, inclusion="pi", method="global_cv", **common)  # type: ignore[arg-type]
+    frame = res.to_frame().set_index("z")
+    assert abs(frame.loc["tiny", "estimate"] - full.loc[tiny, "y"].mean()) < 1e-12
+    assert frame.loc["tiny", "se"] == 0.0
+
+
+PINNED_SMALL_SLICE = 384  # of 400
+
+
+def _small_slice_protocol(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pilot of 100 and three adaptive batches of 120 on the small-slice pool, then global_cv
+    with inclusion='pi': error and coverage per group (a, b, c, tiny)."""
+    rng = np.random.default_rng(seed)
+    full = _small_slice_pool(rng)
+    table = _pilot(full, 100, rng)
+    common = dict(z="group", signals="judge", label="y", kind="categorical")
+    for _ in range(3):
+        table = sw.next_items(
+            table,
+            batch=120,
+            method="global_cv",
+            rng=rng,
+            **common,  # type: ignore[arg-type]
+        )
+        table.loc[table["selected"], "y"] = full["y"][table["selected"]]
+    truth = full.groupby("group")["y"].mean().to_numpy()
+    res = sw.profile(table, inclusion="pi", method="global_cv", **common)  # type: ignore[arg-type]
+    ci = res.ci()
+    tol = 1e-9  # a slice labeled completely: exact mean, zero-width interval
+    return res.estimate - truth, (ci.low - tol <= truth) & (truth <= ci.high + tol)
+
+
+@pytest.mark.slow
+def test_small_slice_protocol_covers() -> None:
+    """With a small slice the water-filling labels heavily, the protocol's intervals cover at
+    every group (before slices were labeled completely, the small slice ended mostly labeled
+    under unequal probabilities near 1 and its calibrated variance was often clipped to 0)."""
+    from threadpoolctl import threadpool_limits
+
+    draws = 100
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SlicewiseWarning)
+        runs = [_small_slice_protocol(seed) for seed in range(draws)]
+    errors = np.array([r[0] for r in runs])
+    covered = np.array([r[1] for r in runs])
+    count = int(covered.sum())
+    assert count == PINNED_SMALL_SLICE, count
+    assert 0.93 <= count / covered.size <= 0.97
+    assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
+    assert covered.mean(axis=0).min() >= 0.90, covered.mean(axis=0)
+    assert np.abs(errors[:, 3]).max() < 1e-12  # tiny: labeled completely, its exact mean
+    # No bias check on a, b, c: on these 100 pools group c's mean error is 0.0055 (3.6 MC se)
+    # here, 0.0049 (3.3) with the completion switched off and 0.0030 (2.1) under uniform
+    # labeling of the same pools and pilots (docs/results/adaptive.md): not from this rule, and
+    # not settled in this round.
+
+
+PINNED_AUTO = 380  # of 400: 0.950
+
+
+def _auto_protocol(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The split-judge protocol with the defaults: batches planned by auto, final profile by
+    auto with inclusion='pi'; error and coverage per level."""
+    rng = np.random.default_rng(seed)
+    full = split_judge_pool(rng)
+    truth = full.groupby("level")["y"].mean().to_numpy()
+    table = _pilot(full, 100, rng)
+    for _ in range(3):
+        table = _next(table, batch=150, rng=rng)
+        table.loc[table["selected"], "y"] = full["y"][table["selected"]]
+    res = sw.profile(
+        table, z="level", signals=SIGNALS, label="y", kind="ordinal", inclusion="pi", rng=seed
+    )
+    ci = res.ci()
+    return res.estimate - truth, (ci.low <= truth) & (truth <= ci.high)
+
+
+@pytest.mark.slow
+def test_default_auto_protocol_is_unbiased_and_covers() -> None:
+    """next_items and profile with their default method, auto (issue 14)."""
+    from threadpoolctl import threadpool_limits
+
+    draws = 100
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore", SlicewiseWarning)
+        runs = [_auto_protocol(seed) for seed in range(draws)]
+    errors = np.array([r[0] for r in runs])
+    covered = np.array([r[1] for r in runs])
+    z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
+    assert np.all(np.abs(z_bias) < 3.0), z_bias
+    count = int(covered.sum())
+    assert count == PINNED_AUTO, count
+    assert 0.93 <= count / covered.size <= 0.97
+    assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
+    assert covered.mean(axis=0).min() >= 0.88, covered.mean(axis=0)

@@ -140,9 +140,9 @@ def add_next_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--method",
-        default="global_cv",
-        help="method whose standard errors define each slice's need (global_cv); finish with "
-        "`slicewise profile --method global_cv --inclusion pi`",
+        default="auto",
+        help="method whose standard errors define each slice's need (auto); finish with "
+        "`slicewise profile --method <the same> --inclusion pi`",
     )
     parser.add_argument("--floor", type=float, default=0.3, help="uniform share of the batch (0.3)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the draw")
