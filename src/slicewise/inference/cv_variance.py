@@ -93,7 +93,8 @@ class DesignWeights:
     weights : ndarray of shape (n, G)
         Hajek weights w_i(z) = (k_i / pi_i) / sum_L k / pi (module notes).
     fpc : ndarray of shape (n, G)
-        Calibrated finite-population factor 1 - g(z) pi_i.
+        Calibrated finite-population factor max(0, 1 - g(z) pi_i) (a certain item, pi_i = 1, in a
+        neighbourhood with g > 1 would otherwise count negatively).
     residual : ndarray of shape (n, G)
         Weights of the unlabeled rest's residual mean, proportional to k_i (1 / pi_i - 1) (the
         Hajek weights where every labeled item of a neighbourhood has pi_i = 1, which then has
@@ -122,7 +123,7 @@ def design_weights(
         )
     return DesignWeights(
         weights=np.asarray(hajek, dtype=np.float64),
-        fpc=np.asarray(1.0 - calibration[None, :] * pi[:, None], dtype=np.float64),
+        fpc=np.asarray(np.maximum(1.0 - calibration[None, :] * pi[:, None], 0.0), dtype=np.float64),
         residual=np.asarray(residual, dtype=np.float64),
     )
 

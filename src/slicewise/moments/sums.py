@@ -172,6 +172,17 @@ def outer_rows(x: FloatArray) -> FloatArray:
     return (x[:, :, None] * x[:, None, :]).reshape(n, d * d)
 
 
+def positive_max(kernel: KernelMatrix, values: FloatArray) -> FloatArray:
+    """Per column g, the largest ``values[i]`` over the rows i with ``kernel[i, g] > 0`` (0 for a
+    column without such a row); ``values`` must be nonnegative."""
+    if sp.issparse(kernel):
+        m = sp.csc_matrix(kernel, copy=True)
+        m.data = np.where(m.data > 0, values[m.indices], 0.0)
+        return np.asarray(m.max(axis=0).toarray(), dtype=np.float64).ravel()
+    dense = np.asarray(kernel)
+    return np.asarray(np.max(np.where(dense > 0, values[:, None], 0.0), axis=0), dtype=np.float64)
+
+
 def _safe_divide(num: FloatArray, den: FloatArray) -> FloatArray:
     shape = (-1,) + (1,) * (num.ndim - 1)
     den_b = den.reshape(shape)
@@ -326,6 +337,10 @@ class LabeledMoments:
     second_sq_pi : ndarray of shape (G, d, d) or None
         With design weights: sum_L pi_i w_i^2 x_i x_i^T at h (the finite-population correction of
         the design variance, :mod:`slicewise.inference.variance`). None without design weights.
+    pi_max : ndarray of shape (G,) or None
+        With design weights: the largest inclusion probability of a labeled item with positive
+        kernel weight at z (it bounds the calibration of the finite-population correction,
+        :mod:`slicewise.inference.variance`). None without design weights.
 
     Notes
     -----
@@ -353,6 +368,7 @@ class LabeledMoments:
     sample_mass: FloatArray | None = None
     second_sq_pi: FloatArray | None = None
     sum_w4: FloatArray | None = None
+    pi_max: FloatArray | None = None
 
     @property
     def df_effective(self) -> FloatArray:
@@ -417,8 +433,10 @@ class LabeledMoments:
         k = as_dense_if_small(k)
         kb = k if same else as_dense_if_small(kb)
         sample_mass = None
+        pi_max = None
         if pi is not None:
             sample_mass = column_sums(k)
+            pi_max = positive_max(k, pi)
             k = scale_rows(k, 1.0 / pi)
             kb = k if same else scale_rows(kb, 1.0 / pi)
         n = label.shape[0]
@@ -466,6 +484,7 @@ class LabeledMoments:
         return cls(
             sample_mass=sample_mass,
             second_sq_pi=second_sq_pi,
+            pi_max=pi_max,
             mass=mass,
             mass_b=mass_b,
             mean=_safe_divide(first, mass),
