@@ -264,35 +264,42 @@ def sql_stats(
                 return None
     numeric = [c for c, flag in zip(pass_.z, pass_.numeric_z, strict=True) if flag]
     values = [f"CAST({_quote(c)} AS DOUBLE)" for c in (*numeric, *pass_.signals)]
-    terms = ["count(*)"]
-    terms += [f"count(*) - count({_quote(c)})" for c in pass_.z]
-    terms += [f"count(*) FILTER (WHERE NOT coalesce(isfinite({v}), FALSE))" for v in values]
-    terms += [f"avg({v})" for v in values]
-    zq = values[: len(numeric)]
-    terms += [f"min({v}), max({v}), coalesce(bool_and({v} = round({v})), TRUE)" for v in zq]
-    row = list(relation.query("pool", f"SELECT {', '.join(terms)} FROM pool").fetchall()[0])
-    rows = int(row.pop(0))
-    z_missing = tuple(int(row.pop(0)) for _ in pass_.z)
-    bad = [int(row.pop(0)) for _ in values]
-    means = np.asarray([row.pop(0) for _ in values], dtype=np.float64)
-    z_min, z_max, z_integer = [], [], []
-    for _ in numeric:
-        z_min.append(float(row.pop(0)))
-        z_max.append(float(row.pop(0)))
-        z_integer.append(bool(row.pop(0)))
-    squares = np.zeros(len(values))
-    level_sums: LevelSums | None = None
     grouped = len(pass_.z) == 1 and not pass_.numeric_z[0] and bool(pass_.signals)
-    if values and rows and grouped:
-        level_sums = _level_sums(relation, pass_, values, means)
+    level_sums: LevelSums | None = None
+    z_min: list[float] = []
+    z_max: list[float] = []
+    z_integer: list[bool] = []
+    if grouped:  # one text profile column: one grouped aggregate gives every statistic
+        rows, z_missing, bad, means, level_sums = _grouped_stats(relation, pass_, values)
         p = len(values)
         upper_rows, upper_cols = np.triu_indices(p)
         diagonal = 1 + p + np.flatnonzero(upper_rows == upper_cols)
-        squares = np.sum([row[diagonal] for _, row in level_sums.rows], axis=0)
-    elif values and rows:
-        deviations = [f"sum(({v} - {_number(m)}) ** 2)" for v, m in zip(values, means, strict=True)]
-        found = relation.query("pool", f"SELECT {', '.join(deviations)} FROM pool").fetchall()
-        squares = np.asarray(found[0], dtype=np.float64)
+        squares = np.zeros(p)
+        for _, sums in level_sums.rows:
+            squares += sums[diagonal]
+    else:
+        terms = ["count(*)"]
+        terms += [f"count(*) - count({_quote(c)})" for c in pass_.z]
+        terms += [f"count(*) FILTER (WHERE NOT coalesce(isfinite({v}), FALSE))" for v in values]
+        terms += [f"avg({v})" for v in values]
+        zq = values[: len(numeric)]
+        terms += [f"min({v}), max({v}), coalesce(bool_and({v} = round({v})), TRUE)" for v in zq]
+        row = list(relation.query("pool", f"SELECT {', '.join(terms)} FROM pool").fetchall()[0])
+        rows = int(row.pop(0))
+        z_missing = tuple(int(row.pop(0)) for _ in pass_.z)
+        bad = [int(row.pop(0)) for _ in values]
+        means = np.asarray([row.pop(0) for _ in values], dtype=np.float64)
+        for _ in numeric:
+            z_min.append(float(row.pop(0)))
+            z_max.append(float(row.pop(0)))
+            z_integer.append(bool(row.pop(0)))
+        squares = np.zeros(len(values))
+        if values and rows:
+            deviations = [
+                f"sum(({v} - {_number(m)}) ** 2)" for v, m in zip(values, means, strict=True)
+            ]
+            found = relation.query("pool", f"SELECT {', '.join(deviations)} FROM pool").fetchall()
+            squares = np.asarray(found[0], dtype=np.float64)
     q = len(numeric)
     levels: list[set[Any] | None] = []
     for name, flag in zip(pass_.z, pass_.numeric_z, strict=True):
@@ -323,23 +330,55 @@ def sql_stats(
     return stats, level_sums
 
 
-def _level_sums(
-    relation: Any, pass_: StatsPass, values: Sequence[str], means: FloatArray
-) -> LevelSums:
-    """Per level of the text profile column: the count and the sums of d = s - mean and of
-    d_j d_l (j <= l) of the signals (SQL expressions ``values``, pool ``means``)."""
+#: Rows at the head of the pool whose mean signals shift the sums of :func:`_grouped_stats`.
+SHIFT_ROWS = 1 << 16
+
+
+def _grouped_stats(
+    relation: Any, pass_: StatsPass, values: Sequence[str]
+) -> tuple[int, tuple[int, ...], list[int], FloatArray, LevelSums]:
+    """Row count, missing profile values, non-finite signal values, the signals' means and
+    their :class:`LevelSums`, from one aggregate grouped by the text profile column.
+
+    The sums are taken of the signals minus a shift c (their mean over the first
+    :data:`SHIFT_ROWS` rows), d = s - c, and moved to the pool means m = c + sum d / n
+    exactly: sum (s - m) = sum d - n (m - c), sum (s_j - m_j)(s_l - m_l) = sum d_j d_l -
+    (m_j - c_j) sum d_l - (m_l - c_l) sum d_j + n (m_j - c_j)(m_l - c_l). With c near m the
+    terms cancel no more than in the two-pass sums of squared deviations (the shifted-data
+    algorithm), so one scan gives what the means and a second scan gave.
+    """
+    head = ", ".join(f"coalesce(avg({v}) FILTER (WHERE isfinite({v})), 0)" for v in values)
+    found = relation.query("pool", f"SELECT {head} FROM (SELECT * FROM pool LIMIT {SHIFT_ROWS})")
+    shift = np.asarray(found.fetchall()[0], dtype=np.float64)
     z = _quote(pass_.z[0])
-    d = [f"({v} - {_number(float(m))})" for v, m in zip(values, means, strict=True)]
-    rows, cols = np.triu_indices(len(d))
-    terms = ["count(*)", *(f"sum({x})" for x in d)]
-    terms += [f"sum({d[a]} * {d[b]})" for a, b in zip(rows, cols, strict=True)]
-    sql = f"SELECT {z}, {', '.join(terms)} FROM pool GROUP BY {z}"
-    result = relation.query("pool", sql).fetchall()
-    return LevelSums(
-        signals=tuple(pass_.signals),
-        mean=np.array(means, dtype=np.float64),
-        rows=tuple((row[0], np.asarray(row[1:], dtype=np.float64)) for row in result),
-    )
+    p = len(values)
+    d = [f"({v} - {_number(float(c))})" for v, c in zip(values, shift, strict=True)]
+    upper_rows, upper_cols = np.triu_indices(p)
+    terms = ["count(*)"]
+    terms += [f"count(*) FILTER (WHERE NOT coalesce(isfinite({v}), FALSE))" for v in values]
+    terms += [f"sum({x})" for x in d]
+    terms += [f"sum({d[a]} * {d[b]})" for a, b in zip(upper_rows, upper_cols, strict=True)]
+    result = relation.query("pool", f"SELECT {z}, {', '.join(terms)} FROM pool GROUP BY {z}")
+    groups = [(row[0], np.asarray(row[1:], dtype=np.float64)) for row in result.fetchall()]
+    count = np.array([row[0] for _, row in groups])
+    rows = int(count.sum())
+    missing = int(sum(row[0] for level, row in groups if level is None))
+    bad = [int(b) for b in np.sum([row[1 : 1 + p] for _, row in groups], axis=0)]
+    first = np.sum([row[1 + p : 1 + 2 * p] for _, row in groups], axis=0)
+    means = shift + first / rows if rows else shift
+    delta = means - shift
+    centred = []
+    for level, row in groups:
+        n, s1, s2 = row[0], row[1 + p : 1 + 2 * p], row[1 + 2 * p :]
+        moved = (
+            s2
+            - delta[upper_rows] * s1[upper_cols]
+            - delta[upper_cols] * s1[upper_rows]
+            + n * delta[upper_rows] * delta[upper_cols]
+        )
+        centred.append((level, np.concatenate([[n], s1 - n * delta, moved])))
+    level_sums = LevelSums(signals=tuple(pass_.signals), mean=means, rows=tuple(centred))
+    return rows, (missing,), bad, means, level_sums
 
 
 def _labeled_rows(relation: Any, pass_: StatsPass, connection: Any) -> Any:
