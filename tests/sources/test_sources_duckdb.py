@@ -565,3 +565,31 @@ def test_integer_keys_match_as_text_does(
             label="human",
             method="lace",
         )
+
+
+def test_grouped_statistics_of_a_far_from_zero_signal(
+    data: PoolData, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The grouped statistics shift the sums by the signals' mean over the first rows: with a
+    signal 10^6 standard deviations from zero and the pool sorted by it (the head's mean about
+    1.7 sd below the pool's), the profile is still the in-memory one to 1e-9."""
+    from slicewise.sources import duckdb as duckdb_source
+
+    merged = data.merged.assign(length=1e6 + data.merged["agree"].to_numpy())
+    merged = merged.sort_values("length", ignore_index=True)
+    head = len(merged) // 10
+    monkeypatch.setattr(duckdb_source, "SHIFT_ROWS", head)
+    length = merged["length"]
+    assert length.iloc[:head].mean() < length.mean() - 1.5 * length.std()
+    merged.drop(columns="human").to_parquet(tmp_path / "pool.parquet", index=False)
+    ref = sw.profile(merged, z="segment", signals=SIGNALS, label="human", method="lace")
+    out = sw.profile(
+        str(tmp_path / "*.parquet"),
+        gold=data.gold,
+        on="id",
+        z="segment",
+        signals=SIGNALS,
+        label="human",
+        method="lace",
+    )
+    assert_same_profile(out, ref)
