@@ -11,7 +11,7 @@ import pytest
 import slicewise as sw
 from slicewise.data.table import make_table
 from slicewise.estimators.centered import CoefficientFit, shrunk_coefficient
-from slicewise.estimators.learned import cross_fit, learner_design
+from slicewise.estimators.learned import cross_fit
 from slicewise.methods.base import LabeledSet
 from slicewise.methods.run import build_context
 
@@ -65,7 +65,7 @@ def test_learned_centering_is_exactly_unbiased_by_enumeration() -> None:
     frame = pd.DataFrame({"g": g, "s1": s[:, 0], "s2": s[:, 1], "y": y})
     items = make_table(frame, z="g", signals=["s1", "s2"], label="y", kind="categorical")
     ctx = build_context(items)
-    design = learner_design(items.z, "categorical", ctx.features, "logistic")
+    design = ctx.learner_design("logistic")
     kernel = ctx.kernel(1.0)
     k = kernel.toarray()
     truth = np.array([y[:4].mean(), y[4:].mean()])

@@ -505,3 +505,91 @@ def test_exact_percentiles(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     q = [5, 50, 95, 0, 100]
     got = scan.exact_percentiles(_runner(x), "x", q, n=x.size, lo=float(x.min()), hi=float(x.max()))
     np.testing.assert_array_equal(got, np.percentile(x, q))
+
+
+@pytest.mark.parametrize("method", ["lace", "auto"])
+def test_categorical_sums_come_from_the_statistics_scan(
+    data: PoolData, files: dict[str, Path], method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For a text profile column the statistics' grouped aggregate gives the levels and the
+    per-level sums: no DISTINCT, no third scan of the signals, the in-memory profile to 1e-9."""
+    from slicewise.sources import duckdb as duckdb_source
+
+    def not_called(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the categorical kernel sums were scanned again")
+
+    monkeypatch.setattr(duckdb_source, "category_sums", not_called)
+    monkeypatch.setattr(scan.MomentsPass, "partial", not_called)
+    queries: list[str] = []
+    query = duckdb.DuckDBPyRelation.query
+
+    def logged(self: Any, name: str, sql: str) -> Any:
+        queries.append(sql)
+        return query(self, name, sql)
+
+    monkeypatch.setattr(duckdb.DuckDBPyRelation, "query", logged)
+    ref = sw.profile(data.merged, z="segment", signals=SIGNALS, label="human", method=method)
+    out = sw.profile(
+        _source("glob", files),
+        gold=data.gold,
+        on="id",
+        z="segment",
+        signals=SIGNALS,
+        label="human",
+        method=method,
+    )
+    assert_same_profile(out, ref)
+    assert not any("DISTINCT" in sql for sql in queries)
+    assert not any("AS VARCHAR" in sql.split("WHERE")[-1] for sql in queries)  # integer keys
+
+
+@pytest.mark.parametrize("source", ["glob", "relation"])
+def test_integer_keys_match_as_text_does(
+    data: PoolData, files: dict[str, Path], source: str
+) -> None:
+    """Integer key columns are compared as integers, with the result of comparing text: a gold
+    key written '007' matches no pool id (7 is written '7'), and says so."""
+    gold = data.gold.assign(id=data.gold["id"].astype(str))
+    padded = f"00{gold['id'].iloc[0]}"
+    gold.loc[gold.index[0], "id"] = padded
+    with pytest.raises(
+        ValueError,
+        match=rf"`gold` has 1 of {len(gold)} keys that match no row of the pool \('{padded}'\)",
+    ):
+        sw.profile(
+            _source(source, files),
+            gold=gold,
+            on="id",
+            z="segment",
+            signals=SIGNALS,
+            label="human",
+            method="lace",
+        )
+
+
+def test_grouped_statistics_of_a_far_from_zero_signal(
+    data: PoolData, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The grouped statistics shift the sums by the signals' mean over the first rows: with a
+    signal 10^6 standard deviations from zero and the pool sorted by it (the head's mean about
+    1.7 sd below the pool's), the profile is still the in-memory one to 1e-9."""
+    from slicewise.sources import duckdb as duckdb_source
+
+    merged = data.merged.assign(length=1e6 + data.merged["agree"].to_numpy())
+    merged = merged.sort_values("length", ignore_index=True)
+    head = len(merged) // 10
+    monkeypatch.setattr(duckdb_source, "SHIFT_ROWS", head)
+    length = merged["length"]
+    assert length.iloc[:head].mean() < length.mean() - 1.5 * length.std()
+    merged.drop(columns="human").to_parquet(tmp_path / "pool.parquet", index=False)
+    ref = sw.profile(merged, z="segment", signals=SIGNALS, label="human", method="lace")
+    out = sw.profile(
+        str(tmp_path / "*.parquet"),
+        gold=data.gold,
+        on="id",
+        z="segment",
+        signals=SIGNALS,
+        label="human",
+        method="lace",
+    )
+    assert_same_profile(out, ref)

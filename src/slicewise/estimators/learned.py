@@ -41,6 +41,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from .._typing import FloatArray, IntArray, Kind, PoolKernel
+from ..moments.pool import block_sums
 from ..moments.sums import column_sums, take_rows, weighted_sums
 from .predictors import LogisticModel, fit_logistic
 
@@ -128,6 +129,67 @@ def learner_design(
     return np.column_stack([features, zs, square, inter])
 
 
+@dataclass(frozen=True, eq=False)
+class LearnerDesign:
+    """The learner's covariates (:func:`learner_design`) of any rows of a pool, made when asked.
+
+    The (M x p) design of the whole pool is never stored: for six signals and a continuous
+    profile it is 14 columns, 112 bytes per item, more than the pool table itself. A row's
+    covariates depend only on its own profile value and signals and on the pool's
+    :class:`DesignBasis`, so :meth:`rows` and :meth:`block` give exactly the rows of the whole
+    design. Use :meth:`build`.
+
+    Attributes
+    ----------
+    z : ndarray of shape (M, q)
+        Profile values (codes for categorical profiles).
+    features : ndarray of shape (M, K)
+        Standardised signals.
+    kind : {'continuous', 'ordinal', 'categorical'}
+    learner : {'logistic', 'boosting'}
+    basis : DesignBasis
+        The pool's levels or standardisation of Z.
+    """
+
+    z: FloatArray
+    features: FloatArray
+    kind: Kind
+    learner: Learner
+    basis: DesignBasis
+
+    @classmethod
+    def build(
+        cls,
+        z: FloatArray,
+        kind: Kind,
+        features: FloatArray,
+        learner: Learner,
+        basis: DesignBasis | None = None,
+    ) -> LearnerDesign:
+        """The design of the pool items (``z``, ``features``); ``basis`` as in
+        :func:`learner_design` (default: that of ``z``)."""
+        if basis is None:
+            basis = design_basis(z, kind, learner)
+        return cls(z=z, features=features, kind=kind, learner=learner, basis=basis)
+
+    @property
+    def n_items(self) -> int:
+        """M, the number of rows."""
+        return int(self.z.shape[0])
+
+    def rows(self, index: IntArray) -> FloatArray:
+        """The covariates of the items ``index``, shape (index.size, p)."""
+        return learner_design(
+            self.z[index], self.kind, self.features[index], self.learner, self.basis
+        )
+
+    def block(self, start: int, stop: int) -> FloatArray:
+        """The covariates of the items start .. stop - 1."""
+        return learner_design(
+            self.z[start:stop], self.kind, self.features[start:stop], self.learner, self.basis
+        )
+
+
 class Predictor(Protocol):
     """A fitted learner: predictions of the gold label from design rows."""
 
@@ -183,34 +245,64 @@ def _fit(
     return BoostedModel(HistGradientBoostingRegressor(**common).fit(design, y), False)
 
 
+#: Pool items per block when the fold models predict the pool for stored predictions.
+PREDICT_ROWS = 1 << 14
+
+
 @dataclass(frozen=True, eq=False)
 class CrossFit:
-    """Cross-fitted predictions for one labeled set.
+    """Cross-fitted fold models for one labeled set, and their out-of-fold predictions.
+
+    The fold models' pool predictions P^(k) = f_k(Z, S) are made block by block by the passes
+    that need them (:meth:`predictions`), from the covariates of :attr:`design` made in the
+    same blocks: a logistic model predicts a block in less time than its kernel block takes,
+    and the (F x M) predictions would cost 8 F bytes per item. A boosting model predicts about
+    a hundred times slower, so its predictions are made once and kept (:attr:`stored`).
 
     Attributes
     ----------
     fold : ndarray of int, shape (n,)
         Fold of every labeled item (in the labeled set's order).
-    predictions : ndarray of shape (F, M)
-        P^(k) = f_k(Z, S) for every fold model and pool item.
     oof : ndarray of shape (n,)
         Out-of-fold prediction of every labeled item.
     models : tuple of Predictor
-        f_k, the model fitted without fold k (applied to an out-of-core pool batch by batch).
-    learner : {'logistic', 'boosting'}
-        The learner, whose design rows (:func:`learner_design`) the models read.
+        f_k, the model fitted without fold k.
+    design : LearnerDesign
+        The covariates the models read, for every item of the pool (of the labeled items only
+        for an out-of-core pool, whose passes make their own).
+    stored : ndarray of shape (F, M), optional
+        P^(k) for every fold model and pool item, when kept.
     """
 
     fold: IntArray
-    predictions: FloatArray
     oof: FloatArray
-    models: tuple[Predictor, ...] = ()
-    learner: Learner = "logistic"
+    models: tuple[Predictor, ...]
+    design: LearnerDesign
+    stored: FloatArray | None = None
 
     @property
-    def average(self) -> FloatArray:
-        """Mean prediction over the fold models, shape (M,)."""
-        return np.asarray(self.predictions.mean(axis=0), dtype=np.float64)
+    def learner(self) -> Learner:
+        """The learner of the fold models."""
+        return self.design.learner
+
+    @property
+    def folds(self) -> int:
+        """F, the number of fold models."""
+        return len(self.models)
+
+    def predictions(self, start: int, stop: int) -> FloatArray:
+        """P^(k) of the items start .. stop - 1 for every fold model, shape (F, rows)."""
+        if self.stored is not None:
+            return self.stored[:, start:stop]
+        x = self.design.block(start, stop)
+        return np.stack([model.predict(x) for model in self.models])
+
+    def predict_rows(self, index: IntArray) -> FloatArray:
+        """P^(k) of the items ``index`` for every fold model, shape (F, index.size)."""
+        if self.stored is not None:
+            return np.asarray(self.stored[:, index], dtype=np.float64)
+        x = self.design.rows(index)
+        return np.stack([model.predict(x) for model in self.models])
 
     def centering(
         self,
@@ -231,16 +323,21 @@ class CrossFit:
         mass_lab = column_sums(k_lab)
         mass_pool = column_sums(kernel) if pool_mass is None else pool_mass
         if pool_sums is None:
-            pool_sums = weighted_sums(kernel, self.predictions.T)  # (G, F)
+            pool_sums = block_sums(
+                kernel,
+                lambda start, stop: self.predictions(start, stop).T,
+                items=self.design.n_items,
+            )  # (G, F)
+        lab_predictions = self.predict_rows(index)
         out = np.zeros(mass_pool.size)
-        for k in range(self.predictions.shape[0]):
+        for k in range(self.folds):
             train = self.fold != k
             held = ~train
             k_train = take_rows(kernel, index[train])
             mass_u = mass_pool - column_sums(k_train)
             sum_u = (
                 pool_sums[:, k]
-                - weighted_sums(k_train, self.predictions[k, index[train]].reshape(-1, 1))[:, 0]
+                - weighted_sums(k_train, lab_predictions[k, train].reshape(-1, 1))[:, 0]
             )
             share = column_sums(take_rows(kernel, index[held]))
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -273,12 +370,12 @@ class CrossFit:
         """
         k_lab = take_rows(kernel, index)
         mass_lab = column_sums(k_lab)
-        lab_sums = weighted_sums(k_lab, np.column_stack([self.oof, self.predictions[:, index].T]))
+        lab_sums = weighted_sums(k_lab, np.column_stack([self.oof, self.predict_rows(index).T]))
         mass_u = pool_mass - mass_lab
         with np.errstate(divide="ignore", invalid="ignore"):
             out = np.where(pool_mass > 0, lab_sums[:, 0] / np.where(pool_mass > 0, pool_mass, 1), 0)
             rest = np.where(pool_mass > 0, mass_u / np.where(pool_mass > 0, pool_mass, 1), 0)
-            for k in range(self.predictions.shape[0]):
+            for k in range(self.folds):
                 sum_u = pool_sums[:, k] - lab_sums[:, 1 + k]
                 mean_u = np.where(mass_u > 0, sum_u / np.where(mass_u > 0, mass_u, 1.0), 0.0)
                 share = residual[self.fold == k].sum(axis=0)
@@ -287,7 +384,7 @@ class CrossFit:
 
 
 def cross_fit(
-    design: FloatArray,
+    design: LearnerDesign,
     index: IntArray,
     y: FloatArray,
     *,
@@ -297,8 +394,9 @@ def cross_fit(
     categorical: bool,
     rng: np.random.Generator,
     fold: IntArray | None = None,
+    store: bool | None = None,
 ) -> CrossFit:
-    """Fit ``folds`` learners, each without one fold of L, and predict the pool.
+    """Fit ``folds`` learners, each without one fold of L, and predict their held-out folds.
 
     The folds are a uniformly random partition of L (not balanced on the outcome): then, given
     the other folds, each fold is a simple random sample of the items not used to train its
@@ -306,8 +404,8 @@ def cross_fit(
 
     Parameters
     ----------
-    design : ndarray of shape (M, p)
-        Learner covariates (:func:`learner_design`).
+    design : LearnerDesign
+        Learner covariates of the pool items (:meth:`LearnerDesign.build`).
     index : ndarray of int, shape (n,)
         Labeled pool positions.
     y : ndarray of shape (n,)
@@ -323,6 +421,9 @@ def cross_fit(
         Draws the folds and seeds the boosting learner.
     fold : ndarray of int, shape (n,), optional
         A given fold of every labeled item (0 .. F-1) instead of a random partition.
+    store : bool, optional
+        Keep the (F x M) pool predictions (:attr:`CrossFit.stored`); default: for the
+        boosting learner only.
 
     Returns
     -------
@@ -333,20 +434,26 @@ def cross_fit(
         fold = np.asarray(rng.permutation(y.size) % n_folds, dtype=np.intp)
     else:
         n_folds = int(fold.max()) + 1
-    preds = np.empty((n_folds, design.shape[0]))
+    lab_design = design.rows(index)
     oof = np.empty(y.size)
     models = []
     for k in range(n_folds):
         train = fold != k
         model = _fit(
-            design[index[train]],
+            lab_design[train],
             y[train],
             learner=learner,
             c=c,
             categorical=categorical,
             rng=rng,
         )
-        preds[k] = model.predict(design)
-        oof[~train] = preds[k, index[~train]]
+        oof[~train] = model.predict(lab_design[~train])
         models.append(model)
-    return CrossFit(fold=fold, predictions=preds, oof=oof, models=tuple(models), learner=learner)
+    fit = CrossFit(fold=fold, oof=oof, models=tuple(models), design=design)
+    if not (learner == "boosting" if store is None else store):
+        return fit
+    stored = np.empty((n_folds, design.n_items))
+    for start in range(0, design.n_items, PREDICT_ROWS):
+        stop = min(start + PREDICT_ROWS, design.n_items)
+        stored[:, start:stop] = fit.predictions(start, stop)
+    return CrossFit(fold=fold, oof=oof, models=fit.models, design=design, stored=stored)

@@ -8,6 +8,7 @@ small and recomputed per draw.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -17,7 +18,7 @@ import numpy as np
 from .._typing import BoolArray, FloatArray, IntArray, KernelMatrix, PoolKernel
 from ..data.table import ItemTable
 from ..estimators.centered import CoefficientFit, centered_estimate
-from ..estimators.learned import CrossFit, Learner, Predictor, learner_design
+from ..estimators.learned import CrossFit, Learner, LearnerDesign, Predictor
 from ..inference.variance import local_variance
 from ..locality.weights import BlockKernel, Locality
 from ..moments.pool import (
@@ -26,6 +27,7 @@ from ..moments.pool import (
     column_products,
     moments_from_sums,
     scale_sums,
+    scale_sums_with,
 )
 from ..moments.sums import (
     LabeledMoments,
@@ -33,7 +35,6 @@ from ..moments.sums import (
     column_sums,
     square_column_sums,
     take_rows,
-    weighted_sums,
 )
 from .options import MethodOptions
 
@@ -88,6 +89,26 @@ class LearnedSums:
     scale: float
     at_h: FloatArray
     at_b: dict[float, FloatArray]
+
+
+def standardised_sums(
+    raw: FloatArray, mass: FloatArray, first: FloatArray, mean: float, scale: float
+) -> FloatArray:
+    """Kernel sums of [c, c^2, c X] for c = (a - mean) / scale, from those of [a, a^2, a X].
+
+    ``raw`` (G, 2 + K) holds the sums of [a, a^2, a X], ``mass`` (G,) and ``first`` (G, K) the
+    kernel mass and the sums of X at the same scale: c's sums are affine in a's, so one pass
+    over the pool gives both the pool mean and sd of a (from the global sums or the stored a)
+    and every local sum of c. Returns (G, 2 + K).
+    """
+    a, aa, ax = raw[:, 0], raw[:, 1], raw[:, 2:]
+    return np.column_stack(
+        [
+            (a - mean * mass) / scale,
+            (aa - 2.0 * mean * a + mean**2 * mass) / scale**2,
+            (ax - mean * first) / scale,
+        ]
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -250,45 +271,75 @@ class PoolContext:
 
         return self.cached(("moments", name, float(nuisance_scale)), compute)
 
-    def learner_design(self, learner: Learner) -> FloatArray:
-        """Covariates of the learner (:func:`~slicewise.estimators.learned.learner_design`) for
-        the items of :attr:`table`, cached per learner."""
+    def learner_design(self, learner: Learner) -> LearnerDesign:
+        """Covariates of the learner (:class:`~slicewise.estimators.learned.LearnerDesign`) for
+        the items of :attr:`table`, made block by block when asked; cached per learner."""
         return self.cached(
             ("learner design", learner),
-            lambda: learner_design(self.table.z, self.locality.kind, self.features, learner),
+            lambda: LearnerDesign.build(self.table.z, self.locality.kind, self.features, learner),
         )
+
+    def _sums_with(
+        self, scale: float, columns: Callable[[int, int], FloatArray], width: int
+    ) -> tuple[ScaleSums, FloatArray]:
+        """The kernel sums at ``scale`` of the signals and, in the same pass over the pool, of
+        the (M, width) columns made by ``columns(start, stop)``: a pass already made for the
+        signals (cached) is not made again, only the columns' one."""
+        key = ("sums", "signals", float(scale))
+        kernel = self.pool_kernel(scale)
+        if key in self._cache:
+            return self._cache[key], block_sums(kernel, columns, items=self.n_pool)
+        sums, extra = scale_sums_with(kernel, self.features, columns, width)
+        self._cache[key] = sums
+        return sums, extra
 
     def learned_sums(self, fit: CrossFit, scales: Sequence[float]) -> LearnedSums:
         """Pool sums of the cross-fitted prediction ``fit`` at h and at the nuisance ``scales``
-        (and ``inf``): one pass over the pool per kernel, the fold predictions over the pool
-        read from ``fit.predictions``."""
-        average = fit.average
-        mean, sd = float(average.mean()), float(average.std())
-        scale = sd if sd > 0 else 1.0
-        pool_x = (average - mean) / scale
+        (and ``inf``): one pass over the pool per kernel, which also gives the signals' kernel
+        sums at that scale when they were not computed yet.
+
+        The pass at h makes the fold models' predictions block by block
+        (:meth:`~slicewise.estimators.learned.CrossFit.predictions`) and keeps only their
+        average a (M,); the sums of the standardised c = (a - mean) / sd are affine in those of
+        [a, a^2, a X] (:func:`standardised_sums`), as on an out-of-core pool.
+        """
+        folds, k = fit.folds, self.features.shape[1]
         x = self.features
+        average = np.empty(self.n_pool)
 
         def at_h(start: int, stop: int) -> FloatArray:
-            return np.column_stack(
-                [fit.predictions[:, start:stop].T, column_products(x, pool_x, start, stop)]
-            )
+            predictions = fit.predictions(start, stop)
+            average[start:stop] = predictions.mean(axis=0)
+            return np.column_stack([predictions.T, column_products(x, average, start, stop)])
 
-        sums_h = block_sums(self.pool_kernel(1.0), at_h, items=self.n_pool)
-        at_b = {
-            s: block_sums(
-                self.pool_kernel(s),
-                lambda start, stop: column_products(x, pool_x, start, stop),
-                items=self.n_pool,
+        signals_h, raw_h = self._sums_with(1.0, at_h, folds + 2 + k)
+        mean, sd = float(average.mean()), float(average.std())
+        scale = sd if sd > 0 else 1.0
+        sums_h = np.column_stack(
+            [
+                raw_h[:, :folds],
+                standardised_sums(raw_h[:, folds:], signals_h.mass, signals_h.first, mean, scale),
+            ]
+        )
+        at_b = {}
+        for s in sorted({*map(float, scales), math.inf}):
+            if s == 1.0:
+                continue
+            signals_b, raw_b = self._sums_with(
+                s, lambda start, stop: column_products(x, average, start, stop), 2 + k
             )
-            for s in sorted({*scales, np.inf})
-            if s != 1.0
-        }
+            at_b[s] = standardised_sums(raw_b, signals_b.mass, signals_b.first, mean, scale)
         return LearnedSums(mean=mean, scale=scale, at_h=sums_h, at_b=at_b)
 
     def prediction_sums(self, model: Predictor) -> FloatArray:
-        """Kernel sums at h of ``model``'s predictions from the standardised signals, (G,)."""
-        prediction = model.predict(self.features)
-        return weighted_sums(self.pool_kernel(1.0), prediction.reshape(-1, 1))[:, 0]
+        """Kernel sums at h of ``model``'s predictions from the standardised signals, (G,),
+        predicted block by block."""
+        x = self.features
+        return block_sums(
+            self.pool_kernel(1.0),
+            lambda start, stop: model.predict(x[start:stop]).reshape(-1, 1),
+            items=self.n_pool,
+        )[:, 0]
 
 
 @dataclass(frozen=True, eq=False)

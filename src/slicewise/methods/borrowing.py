@@ -52,6 +52,7 @@ from ..moments.sums import (
 from ..smoothing.guard import PRECISE_LABELS
 from .base import (
     LabeledSet,
+    LearnedSums,
     MethodFit,
     PoolContext,
     labeled_sizes,
@@ -159,6 +160,7 @@ def learned_features(
     fit: CrossFit,
     scales: Sequence[float],
     residual: FloatArray | None = None,
+    sums: LearnedSums | None = None,
 ) -> FeatureSet:
     """Cross-fitted prediction (standardised over the pool) followed by the signals.
 
@@ -168,12 +170,14 @@ def learned_features(
     Mbar(z) of :class:`~slicewise.estimators.learned.CrossFit` for the mean. One pass over the
     pool per kernel gives every sum that involves the prediction: at h the fold models'
     predictions (for Mbar) and [c, c^2, c S] of the standardised prediction c, at each wider
-    nuisance bandwidth [c, c^2, c S] again.
+    nuisance bandwidth [c, c^2, c S] again (``sums``, :meth:`PoolContext.learned_sums`, when
+    already computed).
     """
-    sums = ctx.learned_sums(fit, scales)
+    if sums is None:
+        sums = ctx.learned_sums(fit, scales)
     mean, scale = sums.mean, sums.scale
     lab_x = (fit.oof - mean) / scale
-    folds = fit.predictions.shape[0]
+    folds = fit.folds
     x = ctx.features
     kernel = ctx.pool_kernel(1.0)
     sums_h = sums.at_h
@@ -327,18 +331,13 @@ def choose_and_fit(
     rng = options.rng if options.rng is not None else np.random.default_rng(0)
     candidates = _family_candidates(ctx, families, options)
     weights, mass = dense_weights(ctx.pool_kernel(1.0), labeled.index)
-    pool_mass = ctx.kernel_sums("none", np.zeros((ctx.n_pool, 0))).mass
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fraction = np.clip(np.where(pool_mass > 0, mass / pool_mass, 0.0), 0.0, 1.0)
-    design = None if labeled.pi is None else design_weights(weights, mass, labeled.pi, pool_mass)
     fold = balanced_folds(labeled.y, max(2, min(options.folds, labeled.n)), rng)
     scales = sorted({c.nuisance_scale for c in candidates})
     feature_sets: dict[str, FeatureSet] = {}
     learner = options.learner
     families_used = {c.features for c in candidates}
-    if "signals" in families_used:
-        feature_sets["signals"] = signal_features(ctx, labeled, scales)
-    if families_used & {"learned", "learned+signals"}:
+    learned = families_used & {"learned", "learned+signals"}
+    if learned:
         crossfit = cross_fit(
             ctx.learner_design(learner),
             labeled.index,
@@ -349,15 +348,21 @@ def choose_and_fit(
             categorical=ctx.locality.kind == "categorical",
             rng=rng,
         )
-        unequal = labeled.pi is not None and np.ptp(labeled.pi) > 1e-12 * float(labeled.pi.max())
-        residual = design.residual if design is not None and unequal else None
-        full = learned_features(ctx, labeled, crossfit, scales, residual)
-        feature_sets["learned+signals"] = full
-        feature_sets["learned"] = full.first(1, "learned")
+        # first: on a new pool its passes also give the signals' sums and the kernel masses
+        sums = ctx.learned_sums(crossfit, scales)
+    if "signals" in families_used:
+        feature_sets["signals"] = signal_features(ctx, labeled, scales)
     # after the feature sets: their passes over the pool also give the kernel mass
     pool_mass = ctx.moments("none", np.zeros((ctx.n_pool, 0))).mass
     with np.errstate(divide="ignore", invalid="ignore"):
         fraction = np.clip(np.where(pool_mass > 0, mass / pool_mass, 0.0), 0.0, 1.0)
+    design = None if labeled.pi is None else design_weights(weights, mass, labeled.pi, pool_mass)
+    if learned:
+        unequal = labeled.pi is not None and np.ptp(labeled.pi) > 1e-12 * float(labeled.pi.max())
+        residual = design.residual if design is not None and unequal else None
+        full = learned_features(ctx, labeled, crossfit, scales, residual, sums)
+        feature_sets["learned+signals"] = full
+        feature_sets["learned"] = full.first(1, "learned")
     empty = np.zeros((labeled.n, 0))
     g = ctx.grid_size
     naive = Candidate("none", 1.0, 0.0)

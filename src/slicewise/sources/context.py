@@ -23,8 +23,8 @@ from ..estimators.learned import (
     CrossFit,
     DesignBasis,
     Learner,
+    LearnerDesign,
     Predictor,
-    learner_design,
 )
 from ..locality.weights import (
     DEFAULT_GRID_SIZE,
@@ -34,7 +34,7 @@ from ..locality.weights import (
     _grid_values,
     _lookup_levels,
 )
-from ..methods.base import LearnedSums, PoolContext
+from ..methods.base import LearnedSums, PoolContext, standardised_sums
 from ..methods.borrowing import NUISANCE_GRID
 from ..moments.pool import ScaleSums, moments_from_sums
 from ..moments.sums import PoolMoments
@@ -260,11 +260,11 @@ class StreamedContext(PoolContext):
 
         return self.cached(("design basis", learner), compute)
 
-    def learner_design(self, learner: Learner) -> FloatArray:
+    def learner_design(self, learner: Learner) -> LearnerDesign:
         """The learner's covariates of the labeled items, standardised as over the whole pool."""
         return self.cached(
             ("learner design", learner),
-            lambda: learner_design(
+            lambda: LearnerDesign.build(
                 self.table.z,
                 self.locality.kind,
                 self.features,
@@ -291,15 +291,8 @@ class StreamedContext(PoolContext):
         scale = sd if sd > 0 else 1.0
 
         def standardised(block: FloatArray) -> FloatArray:
-            w, a, aa = block[:, 0], block[:, 1 + folds], block[:, 2 + folds]
-            ax, x = block[:, 3 + folds : 3 + folds + k], block[:, 3 + folds + k :]
-            return np.column_stack(
-                [
-                    (a - mean * w) / scale,
-                    (aa - 2.0 * mean * a + mean**2 * w) / scale**2,
-                    (ax - mean * x) / scale,
-                ]
-            )
+            raw, x = block[:, 1 + folds : 3 + folds + k], block[:, 3 + folds + k :]
+            return standardised_sums(raw, block[:, 0], x, mean, scale)
 
         at_h = np.column_stack([raw[1.0][:, 1 : 1 + folds], standardised(raw[1.0])])
         at_b = {

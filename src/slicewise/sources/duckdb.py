@@ -4,14 +4,16 @@ relation, or a SQL query on a DuckDB connection.
 Each pass of :mod:`slicewise.sources.scan` reads only the columns it needs, as a stream of Arrow
 record batches of :data:`BATCH_ROWS` rows that DuckDB produces from the files; memory is bounded
 by the batch size whatever the pool size. The kernel sums of a categorical profile (counts, sums
-and cross-product sums of the standardised signals per level) are one SQL ``GROUP BY`` instead
-(:func:`category_sums`), which DuckDB runs on all its threads. ``duckdb`` is imported when a
-source is opened.
+and cross-product sums of the standardised signals per level) are one SQL ``GROUP BY`` instead,
+which DuckDB runs on all its threads: for a text profile column, the grouped aggregate of the
+statistics pass (:class:`LevelSums`), otherwise :func:`category_sums`. ``duckdb`` is imported
+when a source is opened.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._typing import FloatArray
 from ..moments.pool import ScaleSums
 from .scan import KEY, MAX_LEVELS, MomentsPass, Pass, Stats, StatsPass
 
@@ -64,6 +67,7 @@ class DuckDBSource:
     progress: bool = False
     total: int | None = None
     connection: Any = field(default=None, repr=False)
+    level_sums: LevelSums | None = field(default=None, repr=False)
 
     @property
     def columns(self) -> list[str]:
@@ -79,13 +83,17 @@ class DuckDBSource:
         categorical kernel sums: one SQL aggregate)."""
         if isinstance(pass_, StatsPass):
             bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
-            stats = sql_stats(self.relation, pass_, self.connection)  # the bar jumps to its end
+            found = sql_stats(self.relation, pass_, self.connection)  # the bar jumps to its end
             if bar is not None:
                 bar.update(self.total or 0)
                 bar.close()
-            if stats is not None:
+            if found is not None:
+                stats, self.level_sums = found
                 return stats
         if isinstance(pass_, MomentsPass) and pass_.locality.kind == "categorical":
+            sums = None if self.level_sums is None else self.level_sums.kernel_sums(pass_)
+            if sums is not None:  # taken in the statistics scan
+                return sums
             bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
             sums = category_sums(self.relation, pass_)  # one query: the bar jumps to its end
             if bar is not None:
@@ -120,6 +128,58 @@ def _number(value: float) -> str:
     return f"{value:.17e}"
 
 
+def _level_scale_sums(
+    pass_: MomentsPass, found: Sequence[tuple[Any, FloatArray]]
+) -> dict[float, ScaleSums] | None:
+    """The categorical kernel sums from per-level rows [count, sums of x, sums of x_j x_l]
+    (``found``: (level as DuckDB returns it, row)); None when a level is not one of the pass's."""
+    assert pass_.levels is not None
+    p = len(pass_.signals)
+    position = {level: i for i, level in enumerate(pass_.levels)}
+    table = np.zeros((len(pass_.levels), 1 + p + p * (p + 1) // 2))
+    for level, row in found:
+        i = position.get(level)
+        if i is None:
+            return None
+        table[i] = row
+    grid = pass_.locality.grid[:, 0].astype(np.intp)
+    out: dict[float, ScaleSums] = {}
+    for scale in pass_.scales:
+        part = table.sum(axis=0, keepdims=True) if np.isinf(scale) else table[grid]
+        out[scale] = ScaleSums(
+            mass=part[:, 0].copy(),
+            sq_mass=part[:, 0].copy(),
+            first=part[:, 1 : 1 + p],
+            second=part[:, 1 + p :],
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class LevelSums:
+    """Per level of a text profile column, taken in the statistics scan: the count and the sums
+    of the signals' deviations from their pool means d = s - mean and of d_j d_l (j <= l).
+
+    The kernel sums of a categorical profile are those of x = d / scale, so dividing these sums
+    by the scales gives them without a third scan of the signals (:meth:`kernel_sums`).
+    """
+
+    signals: tuple[str, ...]
+    mean: FloatArray
+    rows: tuple[tuple[Any, FloatArray], ...]
+
+    def kernel_sums(self, pass_: MomentsPass) -> dict[float, ScaleSums] | None:
+        """The sums :func:`category_sums` gives, or None when ``pass_`` standardises by other
+        means (or reads other signals) than these sums were centred at."""
+        if pass_.signals != self.signals or not np.array_equal(pass_.mean, self.mean):
+            return None
+        p = len(self.signals)
+        rows, cols = np.triu_indices(p)
+        scale = np.asarray(pass_.scale, dtype=np.float64)
+        divide = np.concatenate([[1.0], scale, scale[rows] * scale[cols]])
+        return _level_scale_sums(pass_, [(level, row / divide) for level, row in self.rows])
+
+
 def category_sums(relation: Any, pass_: MomentsPass) -> dict[float, ScaleSums] | None:
     """The kernel sums of a categorical profile as one ``GROUP BY`` over the pool.
 
@@ -142,24 +202,8 @@ def category_sums(relation: Any, pass_: MomentsPass) -> dict[float, ScaleSums] |
     inner = ", ".join([f"{z} AS level", *standardised])
     sql = f"SELECT level, {', '.join(sums)} FROM (SELECT {inner} FROM pool) GROUP BY level"
     result = relation.query("pool", sql).fetchall()
-    position = {level: i for i, level in enumerate(pass_.levels)}
-    table = np.zeros((len(pass_.levels), 1 + p + rows.size))
-    for row in result:
-        i = position.get(row[0])
-        if i is None:
-            return None
-        table[i] = [float(v) for v in row[1:]]
-    grid = pass_.locality.grid[:, 0].astype(np.intp)
-    out: dict[float, ScaleSums] = {}
-    for scale in pass_.scales:
-        part = table.sum(axis=0, keepdims=True) if np.isinf(scale) else table[grid]
-        out[scale] = ScaleSums(
-            mass=part[:, 0].copy(),
-            sq_mass=part[:, 0].copy(),
-            first=part[:, 1 : 1 + p],
-            second=part[:, 1 + p :],
-        )
-    return out
+    found = [(row[0], np.asarray(row[1:], dtype=np.float64)) for row in result]
+    return _level_scale_sums(pass_, found)
 
 
 #: What each pass is, for the progress bar.
@@ -187,19 +231,28 @@ def _text(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def sql_stats(relation: Any, pass_: StatsPass, connection: Any = None) -> Stats | None:
+def sql_stats(
+    relation: Any, pass_: StatsPass, connection: Any = None
+) -> tuple[Stats, LevelSums | None] | None:
     """:class:`~slicewise.sources.scan.StatsPass` as SQL: an aggregate (counts, missing and
     non-finite values, means, minimum, maximum, integrality), a second one for the sums of
     squared deviations from those means (numpy's two-pass variance), one ``DISTINCT`` per
-    profile column whose levels are needed, and the labeled rows (a semi join of the key text
-    with the gold keys on ``connection``, or an ``IN`` list without one; or the rows whose label
-    is present).
+    profile column whose levels are needed, and the labeled rows (a semi join with the gold
+    keys on ``connection``, or an ``IN`` list without one; or the rows whose label is present).
+
+    For one text profile column (a categorical profile) the second aggregate is grouped by the
+    column: its groups are the levels (no ``DISTINCT``), and its per-level sums of the signals'
+    deviations and their products (:class:`LevelSums`, returned beside the statistics) are the
+    categorical kernel sums once divided by the scales, so the signals are scanned twice, not
+    three times.
 
     The same definitions as the record-batch pass: non-finite counts include missing values and
-    keys are compared as text. Where a profile or signal value is missing or non-finite the
-    profile stops with an error, so the moments are taken over all rows. None (the caller scans
-    record batches) when a key column is neither an integer nor a string, whose text DuckDB and
-    Arrow could write differently.
+    keys match as text (integer key columns are compared as integers with the gold keys that
+    are integers written the way a cast to text writes them, which are the only ones whose text
+    can match). Where a profile or signal value is missing or non-finite the profile stops with
+    an error, so the moments are taken over all rows. None (the caller scans record batches)
+    when a key column is neither an integer nor a string, whose text DuckDB and Arrow could
+    write differently.
     """
     import pyarrow as pa
 
@@ -211,30 +264,49 @@ def sql_stats(relation: Any, pass_: StatsPass, connection: Any = None) -> Stats 
                 return None
     numeric = [c for c, flag in zip(pass_.z, pass_.numeric_z, strict=True) if flag]
     values = [f"CAST({_quote(c)} AS DOUBLE)" for c in (*numeric, *pass_.signals)]
-    terms = ["count(*)"]
-    terms += [f"count(*) - count({_quote(c)})" for c in pass_.z]
-    terms += [f"count(*) FILTER (WHERE NOT coalesce(isfinite({v}), FALSE))" for v in values]
-    terms += [f"avg({v})" for v in values]
-    zq = values[: len(numeric)]
-    terms += [f"min({v}), max({v}), coalesce(bool_and({v} = round({v})), TRUE)" for v in zq]
-    row = list(relation.query("pool", f"SELECT {', '.join(terms)} FROM pool").fetchall()[0])
-    rows = int(row.pop(0))
-    z_missing = tuple(int(row.pop(0)) for _ in pass_.z)
-    bad = [int(row.pop(0)) for _ in values]
-    means = np.asarray([row.pop(0) for _ in values], dtype=np.float64)
-    z_min, z_max, z_integer = [], [], []
-    for _ in numeric:
-        z_min.append(float(row.pop(0)))
-        z_max.append(float(row.pop(0)))
-        z_integer.append(bool(row.pop(0)))
-    squares = np.zeros(len(values))
-    if values and rows:
-        deviations = [f"sum(({v} - {_number(m)}) ** 2)" for v, m in zip(values, means, strict=True)]
-        found = relation.query("pool", f"SELECT {', '.join(deviations)} FROM pool").fetchall()
-        squares = np.asarray(found[0], dtype=np.float64)
+    grouped = len(pass_.z) == 1 and not pass_.numeric_z[0] and bool(pass_.signals)
+    level_sums: LevelSums | None = None
+    z_min: list[float] = []
+    z_max: list[float] = []
+    z_integer: list[bool] = []
+    if grouped:  # one text profile column: one grouped aggregate gives every statistic
+        rows, z_missing, bad, means, level_sums = _grouped_stats(relation, pass_, values)
+        p = len(values)
+        upper_rows, upper_cols = np.triu_indices(p)
+        diagonal = 1 + p + np.flatnonzero(upper_rows == upper_cols)
+        squares = np.zeros(p)
+        for _, sums in level_sums.rows:
+            squares += sums[diagonal]
+    else:
+        terms = ["count(*)"]
+        terms += [f"count(*) - count({_quote(c)})" for c in pass_.z]
+        terms += [f"count(*) FILTER (WHERE NOT coalesce(isfinite({v}), FALSE))" for v in values]
+        terms += [f"avg({v})" for v in values]
+        zq = values[: len(numeric)]
+        terms += [f"min({v}), max({v}), coalesce(bool_and({v} = round({v})), TRUE)" for v in zq]
+        row = list(relation.query("pool", f"SELECT {', '.join(terms)} FROM pool").fetchall()[0])
+        rows = int(row.pop(0))
+        z_missing = tuple(int(row.pop(0)) for _ in pass_.z)
+        bad = [int(row.pop(0)) for _ in values]
+        means = np.asarray([row.pop(0) for _ in values], dtype=np.float64)
+        for _ in numeric:
+            z_min.append(float(row.pop(0)))
+            z_max.append(float(row.pop(0)))
+            z_integer.append(bool(row.pop(0)))
+        squares = np.zeros(len(values))
+        if values and rows:
+            deviations = [
+                f"sum(({v} - {_number(m)}) ** 2)" for v, m in zip(values, means, strict=True)
+            ]
+            found = relation.query("pool", f"SELECT {', '.join(deviations)} FROM pool").fetchall()
+            squares = np.asarray(found[0], dtype=np.float64)
     q = len(numeric)
     levels: list[set[Any] | None] = []
     for name, flag in zip(pass_.z, pass_.numeric_z, strict=True):
+        if level_sums is not None:  # the groups of the grouped aggregate
+            present = {level for level, _ in level_sums.rows if level is not None}
+            levels.append(present if len(present) <= MAX_LEVELS else None)
+            continue
         if pass_.level_cap == 0 and flag:
             levels.append(None)
             continue
@@ -242,7 +314,7 @@ def sql_stats(relation: Any, pass_: StatsPass, connection: Any = None) -> Stats 
         sql = f"SELECT DISTINCT {_quote(name)} FROM pool WHERE {_quote(name)} IS NOT NULL"
         distinct = relation.query("pool", f"{sql} LIMIT {cap + 1}").fetchall()
         levels.append({v[0] for v in distinct} if len(distinct) <= cap else None)
-    return Stats(
+    stats = Stats(
         rows=rows,
         z_missing=z_missing,
         z_nonfinite=tuple(bad[:q]),
@@ -255,6 +327,58 @@ def sql_stats(relation: Any, pass_: StatsPass, connection: Any = None) -> Stats 
         signal_moments=(rows, means[q:], squares[q:]),
         labeled=_labeled_rows(relation, pass_, connection),
     )
+    return stats, level_sums
+
+
+#: Rows at the head of the pool whose mean signals shift the sums of :func:`_grouped_stats`.
+SHIFT_ROWS = 1 << 16
+
+
+def _grouped_stats(
+    relation: Any, pass_: StatsPass, values: Sequence[str]
+) -> tuple[int, tuple[int, ...], list[int], FloatArray, LevelSums]:
+    """Row count, missing profile values, non-finite signal values, the signals' means and
+    their :class:`LevelSums`, from one aggregate grouped by the text profile column.
+
+    The sums are taken of the signals minus a shift c (their mean over the first
+    :data:`SHIFT_ROWS` rows), d = s - c, and moved to the pool means m = c + sum d / n
+    exactly: sum (s - m) = sum d - n (m - c), sum (s_j - m_j)(s_l - m_l) = sum d_j d_l -
+    (m_j - c_j) sum d_l - (m_l - c_l) sum d_j + n (m_j - c_j)(m_l - c_l). With c near m the
+    terms cancel no more than in the two-pass sums of squared deviations (the shifted-data
+    algorithm), so one scan gives what the means and a second scan gave.
+    """
+    head = ", ".join(f"coalesce(avg({v}) FILTER (WHERE isfinite({v})), 0)" for v in values)
+    found = relation.query("pool", f"SELECT {head} FROM (SELECT * FROM pool LIMIT {SHIFT_ROWS})")
+    shift = np.asarray(found.fetchall()[0], dtype=np.float64)
+    z = _quote(pass_.z[0])
+    p = len(values)
+    d = [f"({v} - {_number(float(c))})" for v, c in zip(values, shift, strict=True)]
+    upper_rows, upper_cols = np.triu_indices(p)
+    terms = ["count(*)"]
+    terms += [f"count(*) FILTER (WHERE NOT coalesce(isfinite({v}), FALSE))" for v in values]
+    terms += [f"sum({x})" for x in d]
+    terms += [f"sum({d[a]} * {d[b]})" for a, b in zip(upper_rows, upper_cols, strict=True)]
+    result = relation.query("pool", f"SELECT {z}, {', '.join(terms)} FROM pool GROUP BY {z}")
+    groups = [(row[0], np.asarray(row[1:], dtype=np.float64)) for row in result.fetchall()]
+    count = np.array([row[0] for _, row in groups])
+    rows = int(count.sum())
+    missing = int(sum(row[0] for level, row in groups if level is None))
+    bad = [int(b) for b in np.sum([row[1 : 1 + p] for _, row in groups], axis=0)]
+    first = np.sum([row[1 + p : 1 + 2 * p] for _, row in groups], axis=0)
+    means = shift + first / rows if rows else shift
+    delta = means - shift
+    centred = []
+    for level, row in groups:
+        n, s1, s2 = row[0], row[1 + p : 1 + 2 * p], row[1 + 2 * p :]
+        moved = (
+            s2
+            - delta[upper_rows] * s1[upper_cols]
+            - delta[upper_cols] * s1[upper_rows]
+            + n * delta[upper_rows] * delta[upper_cols]
+        )
+        centred.append((level, np.concatenate([[n], s1 - n * delta, moved])))
+    level_sums = LevelSums(signals=tuple(pass_.signals), mean=means, rows=tuple(centred))
+    return rows, (missing,), bad, means, level_sums
 
 
 def _labeled_rows(relation: Any, pass_: StatsPass, connection: Any) -> Any:
@@ -270,6 +394,23 @@ def _labeled_rows(relation: Any, pass_: StatsPass, connection: Any) -> Any:
         return _arrow(relation.query("pool", sql)).to_pandas()
     key = " || '|' || ".join(f"CAST({_quote(c)} AS VARCHAR)" for c in pass_.on)
     select = f"SELECT {columns}, {key} AS {_quote(KEY)} FROM pool"
+    schema = _arrow(relation.limit(0)).schema
+    numbers = None
+    if len(pass_.on) == 1 and pa.types.is_integer(schema.field(pass_.on[0]).type):
+        numbers = _integer_keys(pass_.gold_keys)
+    if numbers is not None:  # compared as integers: no key of the pool is cast to text
+        column = _quote(pass_.on[0])
+        if connection is None:
+            listed = ", ".join(str(k) for k in numbers) or "NULL"
+            sql = f"{select} WHERE {column} IN ({listed})"
+            return _arrow(relation.query("pool", sql)).to_pandas()
+        name = "__slicewise_gold_keys__"
+        connection.register(name, pa.table({"k": pa.array(numbers, type=pa.int64())}))
+        try:
+            sql = f"{select} WHERE {column} IN (SELECT k FROM {name})"
+            return _arrow(relation.query("pool", sql)).to_pandas()
+        finally:
+            connection.unregister(name)
     if connection is None:
         listed = ", ".join(_text(k) for k in pass_.gold_keys) or "NULL"
         return _arrow(relation.query("pool", f"{select} WHERE {key} IN ({listed})")).to_pandas()
@@ -280,6 +421,24 @@ def _labeled_rows(relation: Any, pass_: StatsPass, connection: Any) -> Any:
         return _arrow(relation.query("pool", sql)).to_pandas()
     finally:
         connection.unregister(name)
+
+
+#: Integers as a cast to text writes them (no sign but a leading minus, no leading zeros).
+_INTEGER_TEXT = re.compile(r"-?(0|[1-9][0-9]*)")
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _integer_keys(keys: Sequence[str]) -> list[int] | None:
+    """The gold keys that can match an integer key column as text, as integers.
+
+    A key's text equals the text of an integer exactly when it is written as a cast writes
+    integers ('7', '-12'; not '07', '+7' or '7.0'), so the others match no row and are left
+    out. None (compare as text) when one is beyond the 64-bit range of the registered table.
+    """
+    numbers = [int(k) for k in keys if _INTEGER_TEXT.fullmatch(k)]
+    if any(not _INT64[0] <= k <= _INT64[1] for k in numbers):
+        return None
+    return numbers
 
 
 def _progress(enabled: bool, total: int | None, description: str) -> Any:
