@@ -159,7 +159,8 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             calibration = lab.mass / np.where(pool.mass > 0, pool.mass, np.nan)
-            bound = 1.0 / np.where(lab.pi_max > 0, lab.pi_max, np.nan)
+            pi_max = np.ones_like(calibration) if lab.pi_max is None else lab.pi_max
+            bound = 1.0 / np.where(pi_max > 0, pi_max, np.nan)
         fpc_calibration = np.fmin(calibration, bound)
         design_sq = np.maximum(resid_sq - fpc_calibration * lab.design_quadratic(coef), 0.0)
         var_pool = np.maximum(kappa * design_sq, (1.0 - fraction) * floor)
