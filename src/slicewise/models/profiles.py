@@ -19,7 +19,7 @@ from ..methods.base import LabeledSet, PoolContext
 from ..methods.options import DEFAULTS, MethodOptions
 from ..methods.registry import METHODS
 from ..methods.run import Problem, pool_notes, run
-from ..moments.sums import take_rows
+from ..moments.kernel_ops import take_rows
 from ..results import ConfidenceInterval, ProfileResult
 
 if TYPE_CHECKING:
