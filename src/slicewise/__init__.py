@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from .models.profiles import ModelProfiles, profile_models
     from .models.ranking import ModelRanking, rank_models
     from .planning.adaptive import next_items
-    from .planning.plan import PlanResult, plan
+    from .planning.plan import plan
+    from .planning.result import PlanResult
     from .results import ConfidenceInterval, ProfileResult
     from .results_domain import DomainResult, ValidationResult
     from .selection.cv import SelectionResult, select
@@ -51,7 +52,7 @@ _EXPORTS: dict[str, str] = {
     "LabelSelectionWarning": ".exceptions",
     "ModelProfiles": ".models.profiles",
     "ModelRanking": ".models.ranking",
-    "PlanResult": ".planning.plan",
+    "PlanResult": ".planning.result",
     "ProfileResult": ".results",
     "SelectionResult": ".selection.cv",
     "StudyResult": ".studies.summary",

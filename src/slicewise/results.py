@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -69,8 +69,48 @@ def _frozen(array: object, dtype: Any = np.float64) -> Any:
     return out
 
 
+class Report:
+    """``summary()``, ``str()`` and ``to_html()`` of a result type, drawn by the report functions
+    its class names: ``_summary`` in :mod:`slicewise.reports.text`, ``_html`` in
+    :mod:`slicewise.reports.html` (one shape for profiles, domains and many models)."""
+
+    _summary: ClassVar[str]
+    _html: ClassVar[str]
+
+    def summary(self) -> str:
+        """A readable report: what was estimated, the method and why, one row per slice (or
+        domain, or model), warnings. The JSON-ready description is :meth:`to_dict`."""
+        from .reports import text
+
+        out: str = getattr(text, self._summary)(self)
+        return out
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def to_html(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        title: str | None = None,
+        label: str | None = None,
+        context: Mapping[str, object] | None = None,
+    ) -> str:
+        """Write a self-contained HTML report to ``path`` (if given) and return its text.
+
+        One file with inline CSS and figures (no network): the estimate with its band, the
+        per-slice table, what the method chose and why, every warning and note, a data summary
+        and how to reproduce it. ``label`` names the measured column; ``context`` adds rows
+        such as ``{'data': 'items.csv', 'signals': 'judge, conf', 'command': '...'}``.
+        """
+        from .reports import html
+
+        out: str = getattr(html, self._html)(self, path, title=title, label=label, context=context)
+        return out
+
+
 @dataclass(frozen=True, eq=False)
-class ProfileResult:
+class ProfileResult(Report):
     """An estimated profile theta(z) on a grid, with its uncertainty and diagnostics.
 
     Attributes
@@ -117,6 +157,9 @@ class ProfileResult:
         True when the estimate is a mean of labels that all lie in [0, 1] (not a gap): its
         intervals are then the Wilson-type ones of :meth:`ci` by default.
     """
+
+    _summary: ClassVar[str] = "profile_summary"
+    _html: ClassVar[str] = "profile_html"
 
     z: ObjectArray
     estimate: FloatArray
@@ -291,37 +334,6 @@ class ProfileResult:
             "params": {k: _jsonable(v) for k, v in self.params.items()},
             "notes": list(self.notes),
         }
-
-    def summary(self) -> str:
-        """A readable report: what was estimated, the method and why, one row per slice, warnings.
-
-        The JSON-ready description is :meth:`to_dict`.
-        """
-        from .reports.text import profile_summary
-
-        return profile_summary(self)
-
-    def __str__(self) -> str:
-        return self.summary()
-
-    def to_html(
-        self,
-        path: str | os.PathLike[str] | None = None,
-        *,
-        title: str | None = None,
-        label: str | None = None,
-        context: Mapping[str, object] | None = None,
-    ) -> str:
-        """Write a self-contained HTML report to ``path`` (if given) and return its text.
-
-        One file with inline CSS and figures (no network): the estimate with its band, the
-        per-slice table, what the method chose and why, every warning and note, a data summary
-        and how to reproduce it. ``label`` names the measured column; ``context`` adds rows
-        such as ``{'data': 'items.csv', 'signals': 'judge, conf', 'command': '...'}``.
-        """
-        from .reports.html import profile_html
-
-        return profile_html(self, path, title=title, label=label, context=context)
 
     def plot(
         self,

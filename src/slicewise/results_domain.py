@@ -8,14 +8,14 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from ._typing import BoolArray, FloatArray, ObjectArray
 from ._validation import check_level
-from .results import ConfidenceInterval, _frozen, _jsonable, check_bounded, critical_value
+from .results import ConfidenceInterval, Report, _frozen, _jsonable, check_bounded, critical_value
 
 if TYPE_CHECKING:
     import os
@@ -97,7 +97,7 @@ def _degenerate_floor(naive_estimate: FloatArray, n_labeled_eff: FloatArray) -> 
 
 
 @dataclass(frozen=True, eq=False)
-class DomainResult:
+class DomainResult(Report):
     """Estimated domain means with their uncertainty and shrinkage diagnostics.
 
     Attributes
@@ -134,6 +134,9 @@ class DomainResult:
         Each domain's labeled effective size, Kish's (sum w)^2 / sum w^2 of the design
         weights w = 1 / pi of its labeled units (the labeled count under SRS within domains).
     """
+
+    _summary: ClassVar[str] = "domain_summary"
+    _html: ClassVar[str] = "domain_html"
 
     domain: ObjectArray
     domain_names: tuple[str, ...]
@@ -286,37 +289,6 @@ class DomainResult:
             "params": {k: _jsonable(v) for k, v in self.params.items()},
             "notes": list(self.notes),
         }
-
-    def summary(self) -> str:
-        """A readable report: what was estimated, the method, one row per domain, warnings.
-
-        The JSON-ready description is :meth:`to_dict`.
-        """
-        from .reports.text import domain_summary
-
-        return domain_summary(self)
-
-    def __str__(self) -> str:
-        return self.summary()
-
-    def to_html(
-        self,
-        path: str | os.PathLike[str] | None = None,
-        *,
-        title: str | None = None,
-        label: str | None = None,
-        context: Mapping[str, object] | None = None,
-    ) -> str:
-        """Write a self-contained HTML report to ``path`` (if given) and return its text.
-
-        One file with inline CSS and figures (no network): the estimate with its band, the
-        per-slice table, what the method chose and why, every warning and note, a data summary
-        and how to reproduce it. ``label`` names the measured column; ``context`` adds rows
-        such as ``{'data': 'items.csv', 'signals': 'judge, conf', 'command': '...'}``.
-        """
-        from .reports.html import domain_html
-
-        return domain_html(self, path, title=title, label=label, context=context)
 
     def plot(
         self,

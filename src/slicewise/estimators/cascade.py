@@ -47,7 +47,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._typing import FloatArray, IntArray, KernelMatrix
-from ..moments.sums import LabeledMoments, PoolMoments, take_rows
+from ..moments.kernel_ops import take_rows
+from ..moments.sums import LabeledMoments, PoolMoments
 from .centered import CoefficientFit, centered_estimate, ridge_coefficient
 
 

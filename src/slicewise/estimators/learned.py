@@ -41,8 +41,8 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from .._typing import FloatArray, IntArray, Kind, PoolKernel
+from ..moments.kernel_ops import column_sums, take_rows, weighted_sums
 from ..moments.pool import block_sums
-from ..moments.sums import column_sums, take_rows, weighted_sums
 from .predictors import LogisticModel, fit_logistic
 
 Learner = Literal["logistic", "boosting"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._typing import FloatArray, KernelMatrix
-from ..moments.sums import outer_rows, weighted_sums
+from ..moments.kernel_ops import outer_rows, weighted_sums
 
 #: Relative eigenvalue threshold of the pseudo-inverse of M(z).
 RANK_TOL = 1e-10

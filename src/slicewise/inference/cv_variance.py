@@ -71,7 +71,7 @@ import numpy as np
 
 from .._typing import FloatArray, IntArray, PoolKernel
 from ..estimators.centered import CoefficientFit
-from ..moments.sums import column_sums, take_rows
+from ..moments.kernel_ops import column_sums, take_rows
 
 
 def dense_weights(kernel: PoolKernel, index: IntArray) -> tuple[FloatArray, FloatArray]:

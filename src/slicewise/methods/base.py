@@ -21,6 +21,7 @@ from ..estimators.centered import CoefficientFit, centered_estimate
 from ..estimators.learned import CrossFit, Learner, LearnerDesign, Predictor
 from ..inference.variance import local_variance
 from ..locality.weights import BlockKernel, Locality
+from ..moments.kernel_ops import column_sums, square_column_sums, take_rows
 from ..moments.pool import (
     ScaleSums,
     block_sums,
@@ -29,13 +30,7 @@ from ..moments.pool import (
     scale_sums,
     scale_sums_with,
 )
-from ..moments.sums import (
-    LabeledMoments,
-    PoolMoments,
-    column_sums,
-    square_column_sums,
-    take_rows,
-)
+from ..moments.sums import LabeledMoments, PoolMoments
 from .options import MethodOptions
 
 T = TypeVar("T")

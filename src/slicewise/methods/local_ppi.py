@@ -18,7 +18,7 @@ from ..estimators.local_linear import (
     local_linear,
     residuals,
 )
-from ..moments.sums import take_rows
+from ..moments.kernel_ops import take_rows
 from .base import LabeledSet, MethodFit, PoolContext
 from .options import MethodOptions
 from .predictions import primary_index

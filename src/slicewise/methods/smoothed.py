@@ -43,7 +43,7 @@ from .._typing import BoolArray, FloatArray
 from ..estimators.predictors import fit_logistic
 from ..inference.variance import plus_two_variance
 from ..locality.weights import BlockKernel
-from ..moments.sums import (
+from ..moments.kernel_ops import (
     column_sums,
     iter_blocks,
     scale_rows,

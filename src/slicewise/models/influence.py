@@ -27,7 +27,7 @@ from ..inference.influence import influence_block, influence_scale
 from ..methods.base import LabeledSet, MethodFit, PoolContext, linear_fit
 from ..methods.control_variates import LinearPieces, linear_pieces
 from ..methods.options import MethodOptions
-from ..moments.sums import take_rows
+from ..moments.kernel_ops import take_rows
 
 LinearMethod = Literal["lace", "global_cv", "naive"]
 LINEAR_METHODS: tuple[LinearMethod, ...] = ("lace", "global_cv", "naive")
@@ -76,7 +76,7 @@ def influence_pieces(
     """
     if method != "auto":
         return InfluencePieces(linear_pieces(ctx, labeled, method, options), None, method, {})
-    from ..methods.borrowing import candidate_words
+    from ..methods.candidates import candidate_words
     from ..methods.registry import METHODS
 
     if ctx.features.shape[1] == 0:  # auto without signals is naive

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -19,8 +19,8 @@ from ..methods.base import LabeledSet, PoolContext
 from ..methods.options import DEFAULTS, MethodOptions
 from ..methods.registry import METHODS
 from ..methods.run import Problem, pool_notes, run
-from ..moments.sums import take_rows
-from ..results import ConfidenceInterval, ProfileResult
+from ..moments.kernel_ops import take_rows
+from ..results import ConfidenceInterval, ProfileResult, Report
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -35,7 +35,7 @@ def _stack(profiles: Sequence[ProfileResult], name: str) -> FloatArray:
 
 
 @dataclass(frozen=True, eq=False)
-class ModelProfiles:
+class ModelProfiles(Report):
     """Profiles of several models on one grid (same locality, bandwidth and options).
 
     Attributes
@@ -49,6 +49,9 @@ class ModelProfiles:
     Array properties (:attr:`estimate`, :attr:`se`, ...) stack the per-model arrays into shape
     (n_models, G).
     """
+
+    _summary: ClassVar[str] = "models_summary"
+    _html: ClassVar[str] = "models_html"
 
     models: tuple[str, ...]
     profiles: tuple[ProfileResult, ...]
@@ -169,34 +172,6 @@ class ModelProfiles:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description: one :meth:`ProfileResult.to_dict` per model."""
         return {name: p.to_dict() for name, p in zip(self.models, self.profiles, strict=True)}
-
-    def summary(self) -> str:
-        """A readable report: what was estimated, per model the method, table and warnings."""
-        from ..reports.text import models_summary
-
-        return models_summary(self)
-
-    def __str__(self) -> str:
-        return self.summary()
-
-    def to_html(
-        self,
-        path: str | os.PathLike[str] | None = None,
-        *,
-        title: str | None = None,
-        label: str | None = None,
-        context: Mapping[str, object] | None = None,
-    ) -> str:
-        """Write a self-contained HTML report to ``path`` (if given) and return its text.
-
-        One file with inline CSS and figures (no network): the estimate with its band, the
-        per-slice table, what the method chose and why, every warning and note, a data summary
-        and how to reproduce it. ``label`` names the measured column; ``context`` adds rows
-        such as ``{'data': 'items.csv', 'signals': 'judge, conf', 'command': '...'}``.
-        """
-        from ..reports.html import models_html
-
-        return models_html(self, path, title=title, label=label, context=context)
 
     def plot(
         self,

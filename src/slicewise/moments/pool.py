@@ -26,19 +26,18 @@ import numpy as np
 from .._threads import one_blas_thread
 from .._typing import FloatArray, PoolKernel
 from ..locality.weights import BlockKernel
-from .sums import (
+from .kernel_ops import (
     CHUNK,
-    PoolMoments,
-    _safe_divide,
     column_sums,
     is_global,
     iter_blocks,
     product_columns,
+    safe_divide,
     square_column_sums,
-    symmetric,
     weighted_products,
     weighted_sums,
 )
+from .sums import PoolMoments, symmetric
 
 
 @dataclass(frozen=True)
@@ -149,9 +148,9 @@ def moments_from_sums(
     at_b = at_b.broadcast(g)
     cols = np.asarray(columns, dtype=np.intp)
     mass = at_h.mass
-    mean = _safe_divide(at_h.first[:, cols], mass)
+    mean = safe_divide(at_h.first[:, cols], mass)
     mass_b = mass if same else at_b.mass
-    mean_b = mean if same else _safe_divide(at_b.first[:, cols], mass_b)
+    mean_b = mean if same else safe_divide(at_b.first[:, cols], mass_b)
     second = at_h.second if same else at_b.second
     products = symmetric(second, p)[:, cols][:, :, cols] if cols.size else np.zeros((g, 0, 0))
     return PoolMoments.assemble(
@@ -162,7 +161,7 @@ def moments_from_sums(
         mass_b=mass_b,
         mean=mean,
         mean_b=mean_b,
-        second=_safe_divide(products, mass_b),
+        second=safe_divide(products, mass_b),
     )
 
 

@@ -342,7 +342,7 @@ def slice_allocation(
 ) -> FloatArray:
     """Labels of the batch's adaptive part per grid point: water-filling to a common variance.
 
-    With sigma^2(g), n_eff(g) and N(g) of :class:`~slicewise.planning.plan.PlanResult` (the
+    With sigma^2(g), n_eff(g) and N(g) of :class:`~slicewise.planning.result.PlanResult` (the
     labels already there count through n_eff), slice g reaches the variance V with
     Delta_g(V) = max{0, ((1 - f) sigma^2 - V n_eff) / (V + sigma^2 / N)} more labels (f = n_eff /
     N). The uniform floor gives it F_g = u m U_g / |U| of them anyway (U_g its unlabeled items),

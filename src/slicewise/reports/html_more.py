@@ -29,7 +29,7 @@ from .html import (
 if TYPE_CHECKING:
     from ..models.deploy import DeploymentScore
     from ..models.ranking import ModelRanking
-    from ..planning.plan import PlanResult
+    from ..planning.result import PlanResult
 
 
 def _metric(label: str | None) -> str:

@@ -11,7 +11,7 @@ from .plot import Series, _label, forest, forest_height, new_axes
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from ..planning.plan import PlanResult
+    from ..planning.result import PlanResult
 
 
 def plot_plan(plan: PlanResult, *, ax: Axes | None = None) -> Any:

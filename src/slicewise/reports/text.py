@@ -74,7 +74,7 @@ def explain_choice(result: ProfileResult) -> list[str]:
     out: list[str] = []
     chosen = params.get("chosen")
     if result.method == "auto" and isinstance(chosen, str):
-        from ..methods.borrowing import candidate_words
+        from ..methods.candidates import candidate_words
 
         ratios = params.get("cv_variance_ratio")
         ratio = ratios.get(chosen) if isinstance(ratios, Mapping) else None

@@ -28,7 +28,7 @@ from ..methods.base import LabeledSet, PoolContext
 from ..methods.options import DEFAULTS, MethodOptions, check_values
 from ..methods.registry import METHODS
 from ..methods.run import build_context, check_method_needs, fit_with_warnings, wrap_result
-from ..moments.sums import column_sums, take_rows, weighted_sums
+from ..moments.kernel_ops import column_sums, take_rows, weighted_sums
 from ..results import ProfileResult
 
 FUNC = "select"

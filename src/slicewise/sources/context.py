@@ -35,17 +35,17 @@ from ..locality.weights import (
     _lookup_levels,
 )
 from ..methods.base import LearnedSums, PoolContext, standardised_sums
-from ..methods.borrowing import NUISANCE_GRID
+from ..methods.candidates import NUISANCE_GRID
 from ..moments.pool import ScaleSums, moments_from_sums
 from ..moments.sums import PoolMoments
-from .scan import (
+from .kernel_passes import (
     ColumnSumsPass,
     LearnedColumns,
     MomentsPass,
     PredictionColumns,
     ProfileMomentsPass,
-    Runner,
 )
+from .scan import Runner
 
 #: Feature sets a streamed pool can give moments of, by the name the methods use.
 FEATURE_SETS = ("none", "signals", "primary")
@@ -321,7 +321,7 @@ def needed_scales(method: str, nuisance_scale: float, *, ordered: bool = True) -
         scales.add(float(nuisance_scale))
     if method == "global_cv":
         scales.add(math.inf)
-    if method in BORROWING_METHODS:  # the candidates of methods.borrowing._family_candidates
+    if method in BORROWING_METHODS:  # the candidates of methods.candidates.family_candidates
         scales.update({float(nuisance_scale), math.inf})
         if ordered and nuisance_scale == 1.0:
             scales.update(float(s) for s in NUISANCE_GRID)

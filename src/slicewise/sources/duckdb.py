@@ -23,7 +23,8 @@ import numpy as np
 
 from .._typing import FloatArray
 from ..moments.pool import ScaleSums
-from .scan import KEY, MAX_LEVELS, MomentsPass, Pass, Stats, StatsPass
+from .kernel_passes import MomentsPass
+from .scan import KEY, MAX_LEVELS, Pass, Stats, StatsPass
 
 #: Rows per Arrow record batch.
 BATCH_ROWS = 1 << 17

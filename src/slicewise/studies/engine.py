@@ -30,7 +30,7 @@ from ..methods.base import LabeledSet, PoolContext, labeled_sizes
 from ..methods.options import DEFAULTS, MethodOptions, options_taken
 from ..methods.registry import METHODS
 from ..methods.run import build_context, check_method_needs
-from ..moments.sums import column_sums, weighted_sums
+from ..moments.kernel_ops import column_sums, weighted_sums
 from .summary import CellStudy, StudyResult, unit_labels
 
 FUNC = "study"

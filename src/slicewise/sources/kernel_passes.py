@@ -1,0 +1,226 @@
+"""Passes over an out-of-core pool that add up kernel sums: of the standardised signals
+(:class:`MomentsPass`), of columns made per item by fitted models (the learned predictions), and of
+the profile moments (:class:`ProfileMomentsPass`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._typing import FloatArray, KernelMatrix
+from ..locality.weights import Locality
+from ..moments.kernel_ops import column_sums, square_column_sums, weighted_products, weighted_sums
+from ..moments.pool import ScaleSums
+from .scan import _moments, column_values, merge_moments
+
+
+def kernel_at(locality: Locality, z: FloatArray, scale: float) -> KernelMatrix:
+    """The kernel at ``scale`` x h, as :meth:`slicewise.methods.base.PoolContext.kernel` forms it."""
+    if math.isinf(scale):
+        return np.broadcast_to(np.ones((1, locality.size)), (z.shape[0], locality.size))
+    if scale == 1.0 or locality.kind == "categorical":
+        return locality.kernel(z)
+    return locality.kernel(z, locality.bandwidth * scale)
+
+
+@dataclass(frozen=True)
+class MomentsPass:
+    """Kernel sums of the standardised signals at each scale (``inf``: the global sums)."""
+
+    z: tuple[str, ...]
+    levels: tuple[Any, ...] | None
+    signals: tuple[str, ...]
+    mean: FloatArray
+    scale: FloatArray
+    locality: Locality
+    scales: tuple[float, ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((*self.z, *self.signals)))
+
+    def profile_values(self, batch: Any) -> FloatArray:
+        """The batch's Z as the item table holds it (codes into the levels for a categorical Z)."""
+        if self.levels is None:
+            return np.column_stack([column_values(batch, c) for c in self.z])
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        column = batch.column(batch.schema.get_field_index(self.z[0]))
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        levels = pa.array(list(self.levels), type=column.type)
+        codes = pc.index_in(column, value_set=levels).to_numpy(zero_copy_only=False)
+        return np.asarray(codes, dtype=np.float64).reshape(-1, 1)
+
+    def features(self, batch: Any) -> FloatArray:
+        """The batch's signals standardised over the pool, (rows, K)."""
+        raw = (
+            np.column_stack([column_values(batch, c) for c in self.signals])
+            if self.signals
+            else np.zeros((batch.num_rows, 0))
+        )
+        return np.asarray((raw - self.mean) / self.scale, dtype=np.float64)
+
+    def partial(self, batch: Any) -> dict[float, ScaleSums]:
+        z = self.profile_values(batch)
+        x = self.features(batch)
+        out = {}
+        for scale in self.scales:
+            if math.isinf(scale):
+                ones = np.ones((x.shape[0], 1))
+                sums = ScaleSums(
+                    mass=np.full(1, float(x.shape[0])),
+                    sq_mass=np.full(1, float(x.shape[0])),
+                    first=weighted_sums(ones, x),
+                    second=weighted_products(ones, x),
+                )
+            elif self.locality.kind == "categorical":
+                sums = _category_sums(self.locality, z[:, 0].astype(np.intp), x)
+            else:
+                kernel = kernel_at(self.locality, z, scale)
+                sums = ScaleSums(
+                    mass=column_sums(kernel),
+                    sq_mass=square_column_sums(kernel),
+                    first=weighted_sums(kernel, x),
+                    second=weighted_products(kernel, x),
+                )
+            out[scale] = sums
+        return out
+
+    def merge(self, a: dict[float, ScaleSums], b: dict[float, ScaleSums]) -> dict[float, ScaleSums]:
+        return {scale: a[scale] + b[scale] for scale in a}
+
+
+def _category_sums(locality: Locality, codes: Any, x: FloatArray) -> ScaleSums:
+    """The sums of the indicator kernel 1(Z_i = g) by counting, without a sparse matrix."""
+    size = locality.size
+    grid = locality.grid[:, 0].astype(np.intp)
+    position = np.full(int(max(codes.max(initial=0), grid.max(initial=0))) + 1, -1)
+    position[grid] = np.arange(size)
+    col = position[codes]
+    keep = col >= 0
+    col, xk = col[keep], x[keep]
+    rows, cols = np.triu_indices(x.shape[1])
+    mass = np.bincount(col, minlength=size).astype(np.float64)
+    first = np.zeros((size, x.shape[1]))
+    second = np.zeros((size, rows.size))
+    for j in range(x.shape[1]):
+        first[:, j] = np.bincount(col, weights=xk[:, j], minlength=size)
+    for t, (a, b) in enumerate(zip(rows, cols, strict=True)):
+        second[:, t] = np.bincount(col, weights=xk[:, a] * xk[:, b], minlength=size)
+    return ScaleSums(mass=mass, sq_mass=mass.copy(), first=first, second=second)
+
+
+# ---------------------------------------------------------------------------------------------
+# kernel sums of columns made per item (predictions of fitted models)
+
+#: Rows of a record batch turned into learner design rows at a time.
+DESIGN_ROWS = 8192
+
+
+@dataclass(frozen=True)
+class ColumnSumsPass:
+    """Kernel sums at each scale of the kernel mass and of columns computed per item.
+
+    ``compute(z, x)`` maps a batch's profile values and standardised signals (as ``reader``, a
+    :class:`MomentsPass`, reads them) to a (rows, d) matrix; the state is, per scale, the
+    (G, 1 + d) sums [w, w columns] (one row for ``inf``: the global sums).
+    """
+
+    reader: MomentsPass
+    scales: tuple[float, ...]
+    compute: Callable[[FloatArray, FloatArray], FloatArray]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.reader.columns
+
+    def partial(self, batch: Any) -> dict[float, FloatArray]:
+        z = self.reader.profile_values(batch)
+        x = self.reader.features(batch)
+        values = np.column_stack([np.ones(z.shape[0]), self.compute(z, x)])
+        out = {}
+        for scale in self.scales:
+            if math.isinf(scale):
+                out[scale] = values.sum(axis=0, keepdims=True)
+            else:
+                out[scale] = weighted_sums(kernel_at(self.reader.locality, z, scale), values)
+        return out
+
+    def merge(
+        self, a: dict[float, FloatArray], b: dict[float, FloatArray]
+    ) -> dict[float, FloatArray]:
+        return {scale: a[scale] + b[scale] for scale in a}
+
+
+@dataclass(frozen=True, eq=False)
+class LearnedColumns:
+    """Per item: every fold model's prediction P^(k), the fold average a, a^2, a x and x.
+
+    The learner's design rows are built :data:`DESIGN_ROWS` at a time with the pool's
+    :class:`~slicewise.estimators.learned.DesignBasis`, as the in-memory pool builds them.
+    """
+
+    models: tuple[Any, ...]
+    kind: str
+    learner: str
+    basis: Any
+
+    def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
+        from ..estimators.learned import learner_design
+
+        folds, k = len(self.models), x.shape[1]
+        out = np.empty((z.shape[0], folds + 2 + 2 * k))
+        for start in range(0, z.shape[0], DESIGN_ROWS):
+            stop = min(start + DESIGN_ROWS, z.shape[0])
+            xs = x[start:stop]
+            design = learner_design(z[start:stop], self.kind, xs, self.learner, self.basis)  # type: ignore[arg-type]
+            predictions = np.vstack([model.predict(design) for model in self.models])
+            average = predictions.mean(axis=0)
+            out[start:stop, :folds] = predictions.T
+            out[start:stop, folds] = average
+            out[start:stop, folds + 1] = average * average
+            out[start:stop, folds + 2 : folds + 2 + k] = average[:, None] * xs
+            out[start:stop, folds + 2 + k :] = xs
+        return out
+
+
+@dataclass(frozen=True, eq=False)
+class PredictionColumns:
+    """Per item: a model's prediction from the standardised signals (one column)."""
+
+    model: Any
+
+    def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
+        return np.asarray(self.model.predict(x), dtype=np.float64).reshape(-1, 1)
+
+
+@dataclass(frozen=True)
+class ProfileMomentsPass:
+    """Count, mean and sum of squared deviations (Chan's merge) of the profile values as the
+    item table holds them (codes for a categorical Z), or, with ``center`` and ``scale``, of
+    the squares of the standardised values ((z - center) / scale)^2."""
+
+    reader: MomentsPass
+    center: FloatArray | None = None
+    scale: FloatArray | None = None
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.reader.z
+
+    def partial(self, batch: Any) -> tuple[int, FloatArray, FloatArray]:
+        z = self.reader.profile_values(batch)
+        if self.center is not None and self.scale is not None:
+            z = ((z - self.center) / self.scale) ** 2
+        return _moments(z)
+
+    def merge(
+        self, a: tuple[int, FloatArray, FloatArray], b: tuple[int, FloatArray, FloatArray]
+    ) -> tuple[int, FloatArray, FloatArray]:
+        return merge_moments(a, b)

@@ -1,0 +1,114 @@
+"""Exact percentiles of a column of an out-of-core pool, by histogram refinement over record
+batches (the grid of a continuous profile: the same quantiles as the in-memory path)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._typing import FloatArray
+from .scan import BINS, COLLECT, Runner, column_values
+
+
+@dataclass(frozen=True)
+class HistogramPass:
+    """Counts of one numeric column's values in the bins of several intervals [lo, hi)."""
+
+    column: str
+    edges: tuple[FloatArray, ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def partial(self, batch: Any) -> list[FloatArray]:
+        x = column_values(batch, self.column)
+        out = []
+        for edges in self.edges:
+            inside = x[(x >= edges[0]) & (x < edges[-1])]
+            bins = np.searchsorted(edges, inside, side="right") - 1
+            out.append(np.bincount(bins, minlength=edges.size - 1).astype(np.float64))
+        return out
+
+    def merge(self, a: list[FloatArray], b: list[FloatArray]) -> list[FloatArray]:
+        return [x + y for x, y in zip(a, b, strict=True)]
+
+
+@dataclass(frozen=True)
+class CollectPass:
+    """The distinct values (with counts) of one column inside several intervals [lo, hi)."""
+
+    column: str
+    intervals: tuple[tuple[float, float], ...]
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def partial(self, batch: Any) -> list[dict[float, int]]:
+        x = column_values(batch, self.column)
+        out = []
+        for lo, hi in self.intervals:
+            values, counts = np.unique(x[(x >= lo) & (x < hi)], return_counts=True)
+            out.append(dict(zip(values.tolist(), counts.tolist(), strict=True)))
+        return out
+
+    def merge(self, a: list[dict[float, int]], b: list[dict[float, int]]) -> list[dict[float, int]]:
+        merged = []
+        for x, y in zip(a, b, strict=True):
+            both = dict(x)
+            for value, count in y.items():
+                both[value] = both.get(value, 0) + count
+            merged.append(both)
+        return merged
+
+
+def exact_percentiles(
+    run: Runner, column: str, q: Sequence[float], *, n: int, lo: float, hi: float
+) -> FloatArray:
+    """``np.percentile(x, q)`` (linear interpolation) of a streamed column, exactly.
+
+    Each order statistic needed is located by histogram refinement: a pass counts the values in
+    :data:`BINS` bins of the interval known to hold it, and the bin holding its rank becomes the
+    next interval; once an interval holds at most :data:`COLLECT` values (or one value, however
+    often repeated) a last pass collects them. Memory is O(BINS + COLLECT) whatever the pool size;
+    a smooth column needs two passes.
+    """
+    virtual = np.asarray(q, dtype=np.float64) / 100 * (n - 1)
+    below = np.floor(virtual).astype(np.int64)
+    ranks = sorted({int(r) for r in below} | {min(int(r) + 1, n - 1) for r in below})
+    # per rank: interval [a, b), count of values < a, count inside (None: unknown)
+    state: dict[int, list[Any]] = {r: [lo, float(np.nextafter(hi, np.inf)), 0, n] for r in ranks}
+    for _ in range(64):
+        pending = [
+            r
+            for r in ranks
+            if state[r][3] > COLLECT and np.nextafter(state[r][0], np.inf) < state[r][1]
+        ]
+        if not pending:
+            break
+        edges = tuple(np.linspace(state[r][0], state[r][1], BINS + 1) for r in pending)
+        counts = run(HistogramPass(column, edges))
+        for r, e, c in zip(pending, edges, counts, strict=True):
+            cumulative = state[r][2] + np.cumsum(c)
+            i = int(np.searchsorted(cumulative, r, side="right"))
+            state[r] = [float(e[i]), float(e[i + 1]), int(cumulative[i] - c[i]), int(c[i])]
+    found = run(CollectPass(column, tuple((state[r][0], state[r][1]) for r in ranks)))
+    value: dict[int, float] = {}
+    for r, counts in zip(ranks, found, strict=True):
+        position = r - state[r][2]
+        for v in sorted(counts):
+            position -= counts[v]
+            if position < 0:
+                value[r] = v
+                break
+    out = np.empty(virtual.size)
+    for j, (v, r) in enumerate(zip(virtual, below, strict=True)):
+        a, b = value[int(r)], value[min(int(r) + 1, n - 1)]
+        t = v - r
+        diff = b - a
+        out[j] = b - diff * (1 - t) if t >= 0.5 else a + diff * t
+    return out
