@@ -10,7 +10,11 @@ from typing import Any
 import numpy as np
 
 from .._typing import FloatArray
-from .scan import BINS, COLLECT, Runner, column_values
+from .scan import Runner, column_values
+
+#: Histogram bins per refinement pass, and the candidate count at which values are collected.
+BINS = 4096
+COLLECT = 200_000
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,6 @@ KEY = "__slicewise_key__"
 MAX_LEVELS = 100_000
 #: Distinct values tracked to infer the kind of a numeric profile (ordinal if integer and <= 20).
 INFER_LEVELS = 21
-#: Histogram bins per refinement pass, and the candidate count at which values are collected.
-BINS = 4096
-COLLECT = 200_000
 
 
 class Pass(Protocol[S]):
