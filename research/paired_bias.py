@@ -21,7 +21,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from slicewise.studies.engine import study
+from slicewise.studies.engine import run_spec
 
 from . import realdata
 from .per_slice import MIN_LABELS
@@ -47,22 +47,9 @@ def paired_bias(dataset: str, family: str, names: list[str], reps: int) -> pd.Da
     for i, spec in enumerate(cells):
         if spec.name not in names:
             continue
-        cell = study(  # what study_cells runs for cell i, with the same generator
-            spec.table,
-            z=spec.z,
-            label=spec.label,
-            signals=list(spec.signals),
-            kind=spec.kind,
-            grid=spec.grid,
-            bandwidth=spec.bandwidth,
-            primary=spec.primary,
-            coef=spec.coef,
-            name=spec.name,
-            methods=("naive", "auto"),
-            budgets=data.budgets,
-            reps=reps,
-            rng=children[i],
-        ).cells[0]
+        job = {"methods": ("naive", "auto"), "budgets": data.budgets, "reps": reps}
+        # what study_cells runs for cell i, with the same generator
+        cell = run_spec((spec, {**job, "rng": children[i]})).cells[0]
         share = cell.pool_n_eff / cell.n_pool
         for b, budget in enumerate(cell.budgets):
             err_auto = cell.estimates[1, b] - cell.truth

@@ -318,7 +318,8 @@ def _progress(total: int, *, enabled: bool, desc: str) -> Any:
     return tqdm(total=total, desc=desc, leave=False)
 
 
-def _run_spec(args: tuple[CellSpec, dict[str, Any]]) -> StudyResult:
+def run_spec(args: tuple[CellSpec, dict[str, Any]]) -> StudyResult:
+    """The study of one real-data cell: ``study`` on the spec's table and columns with ``kwargs``."""
     spec, kwargs = args
     return study(
         spec.table,
@@ -380,8 +381,8 @@ def study_cells(
     ]
     workers = check_positive_int(n_jobs, name="n_jobs", func="study_cells")
     if workers == 1:
-        results = [_run_spec(job) for job in jobs]
+        results = [run_spec(job) for job in jobs]
     else:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(_run_spec, jobs))
+            results = list(pool.map(run_spec, jobs))
     return StudyResult.concat(results)
