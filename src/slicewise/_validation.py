@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TypeVar
+from typing import TypeVar, overload
 
 import numpy as np
 
@@ -110,6 +110,42 @@ def column_list(value: str | Sequence[str] | None, *, name: str, func: str) -> l
                 f"names. Got {item!r} in it."
             )
     return items
+
+
+@overload
+def signal_index(
+    name: str, signals: Sequence[str], *, func: str, parameter: str = ..., owner: str | None = ...
+) -> int: ...
+@overload
+def signal_index(
+    name: str | None,
+    signals: Sequence[str],
+    *,
+    func: str,
+    parameter: str = ...,
+    owner: str | None = ...,
+) -> int | None: ...
+def signal_index(
+    name: str | None,
+    signals: Sequence[str],
+    *,
+    func: str,
+    parameter: str = "primary",
+    owner: str | None = None,
+) -> int | None:
+    """Position of the signal ``name`` among ``signals`` (None when ``name`` is None), or a
+    ValueError naming the parameter, the function and the signals it may name (``owner``: the
+    model whose signals they are)."""
+    if name is None:
+        return None
+    names = list(signals)
+    if name not in names:
+        whose = f"model {owner!r}'s signals" if owner is not None else "the signals"
+        raise ValueError(
+            f"The '{parameter}' parameter of {func} must name one of {whose} {names}. "
+            f"Got {name!r} instead."
+        )
+    return names.index(name)
 
 
 def format_examples(values: Iterable[object], limit: int = 5) -> str:

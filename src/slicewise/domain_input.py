@@ -20,6 +20,7 @@ from ._validation import (
     check_nonnegative,
     column_list,
     format_examples,
+    signal_index,
 )
 from .data.designs import (
     DomainSample,
@@ -220,12 +221,8 @@ def prepare(
                 )
     pred = None
     if prediction is not None:
-        if prediction not in sig_cols:
-            raise ValueError(
-                f"The 'prediction' parameter of {func} must name one of the signals {sig_cols}. "
-                f"Got {prediction!r} instead."
-            )
-        pred = aux[:, sig_cols.index(prediction)]
+        position = signal_index(prediction, sig_cols, func=func, parameter="prediction")
+        pred = aux[:, position]
     elif sig_cols:
         pred = aux[:, 0]
     tax_codes = []

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._threads import one_blas_thread
 from .._typing import FloatArray, Target
+from .._validation import signal_index
 from ..data.table import ItemTable
 from ..exceptions import (
     ConstantSignalWarning,
@@ -168,17 +169,11 @@ def build_context(
     grid: Any = None,
     bandwidth: Any = None,
     primary: str | None = None,
+    func: str = FUNC,
 ) -> PoolContext:
     """Locality, standardised signals and caches for a validated table."""
+    primary_index = signal_index(primary, table.signal_names, func=func)
     locality = make_locality(table, grid=grid, bandwidth=bandwidth)
-    primary_index = None
-    if primary is not None:
-        if primary not in table.signal_names:
-            raise ValueError(
-                f"The 'primary' parameter of {FUNC} must name one of the signals "
-                f"{list(table.signal_names)}. Got {primary!r} instead."
-            )
-        primary_index = table.signal_names.index(primary)
     return PoolContext.build(table, locality, primary=primary_index)
 
 

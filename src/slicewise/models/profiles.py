@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import FloatArray, KernelMatrix, Kind, ObjectArray, Target
-from .._validation import check_choice, check_common, check_level, check_rng
+from .._validation import check_choice, check_common, check_level, check_rng, signal_index
 from ..data.panel import LabelSpec, ModelPanel, SignalSpec, make_panel
 from ..data.table import MissingRule
 from ..locality.weights import Locality, make_locality
@@ -228,15 +228,7 @@ def _model_contexts(
         if reuse is not None:
             contexts.append(reuse)
             continue
-        chosen = primary[name]
-        index = None
-        if chosen is not None:
-            if chosen not in table.signal_names:
-                raise ValueError(
-                    f"The 'primary' parameter of {FUNC} must name one of model {name!r}'s "
-                    f"signals {list(table.signal_names)}. Got {chosen!r} instead."
-                )
-            index = table.signal_names.index(chosen)
+        index = signal_index(primary[name], table.signal_names, func=FUNC, owner=name)
         contexts.append(PoolContext.build(table, locality, primary=index, kernels=kernels(k)))
     return contexts
 

@@ -265,12 +265,7 @@ def select(
         canonical=True,
         func=FUNC,
     )
-    if primary is not None and primary not in items.signal_names:
-        raise ValueError(
-            f"The 'primary' parameter of {FUNC} must name one of the signals "
-            f"{list(items.signal_names)}. Got {primary!r} instead."
-        )
-    ctx = build_context(items, grid=grid, bandwidth=bandwidth, primary=primary)
+    ctx = build_context(items, grid=grid, bandwidth=bandwidth, primary=primary, func=FUNC)
     check_method_needs(ctx, method, options)
     labeled = LabeledSet.from_table(items)
     if labeled.n < MIN_PER_FOLD * folds:

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import KINDS, FloatArray, Kind, ObjectArray
-from .._validation import check_choice, column_list, format_examples
+from .._validation import check_choice, column_list, format_examples, signal_index
 from ..data.table import ORDINAL_MAX_LEVELS, ItemTable, lexsort_by_ties
 from ..exceptions import ConstantSignalWarning, FullyLabeledWarning
 from ..io.join import _gold_labels
@@ -224,14 +224,7 @@ class PoolScan:
             raise ValueError(
                 f"Method {method!r} needs at least one cheap signal; pass signals=[...] (got none)."
             )
-        primary_index = None
-        if primary is not None:
-            if primary not in self.signals:
-                raise ValueError(
-                    f"The 'primary' parameter of {FUNC} must name one of the signals "
-                    f"{self.signals}. Got {primary!r} instead."
-                )
-            primary_index = self.signals.index(primary)
+        primary_index = signal_index(primary, self.signals, func=FUNC)
         if self.kind == "categorical" and options.nuisance_scale not in (1.0, math.inf):
             raise ValueError(
                 "The 'nuisance_scale' parameter must be 1 (within-category coefficients) or inf "
