@@ -423,9 +423,7 @@ class ValidationResult:
         context: Mapping[str, object] | None = None,
     ) -> str:
         """The HTML report of the selected estimator (see :meth:`DomainResult.to_html`)."""
-        from .reports.html import domain_html
-
-        return domain_html(self.result, path, title=title, label=label, context=context)
+        return self.result.to_html(path, title=title, label=label, context=context)
 
     def plot(self, ax: Axes | None = None, *, level: float | None = None) -> Axes:
         """Forest plot of the selected candidate (see :meth:`DomainResult.plot`)."""
