@@ -173,26 +173,24 @@ def loo_coefficients(sample: DomainSample, f: FloatArray) -> FloatArray:
     cross-products is :math:`S^{(-i)}_{fy} = S_{fy} - w_i W/(W - w_i)\\, \\tilde f_i \\tilde y_i`
     with :math:`W = \\sum_{s_d} w` and tildes the deviations from the domain's weighted means.
     """
-    n_dom = sample.n_domains
     d = sample.labeled_domain
     w = sample.weight
-    big_w = np.bincount(d, weights=w, minlength=n_dom)
+    big_w = domain_sums(sample, np.ones(sample.n))
     safe = np.where(big_w > 0, big_w, 1.0)
-    f_dev = f - (np.bincount(d, weights=w * f, minlength=n_dom) / safe)[d]
-    y_dev = sample.y - (np.bincount(d, weights=w * sample.y, minlength=n_dom) / safe)[d]
+    f_dev = f - (domain_sums(sample, f) / safe)[d]
+    y_dev = sample.y - (domain_sums(sample, sample.y) / safe)[d]
     rest = big_w[d] - w
     factor = np.divide(w * big_w[d], rest, out=np.zeros_like(w), where=rest > 0)
 
     def loo(a: FloatArray, b: FloatArray) -> FloatArray:
-        full = np.bincount(d, weights=w * a * b, minlength=n_dom)[d]
-        out: FloatArray = full - factor * a * b
+        out: FloatArray = domain_sums(sample, a * b)[d] - factor * a * b
         return out
 
     s_fy, s_ff, s_yy = loo(f_dev, y_dev), loo(f_dev, f_dev), loo(y_dev, y_dev)
-    scale = np.bincount(d, weights=w * f**2, minlength=n_dom)[d]
+    scale = domain_sums(sample, f**2)[d]
     spread = (rest > 0) & (s_ff > 1e-12 * scale)
     slope = np.divide(s_fy, s_ff, out=np.zeros_like(w), where=spread)
-    dof = np.bincount(d, minlength=n_dom)[d] - 3.0
+    dof = sample.n_labeled[d] - 3.0
     resid = np.maximum(s_yy - slope * s_fy, 0.0)
     se = np.sqrt(np.divide(resid, dof * s_ff, out=np.zeros_like(w), where=spread & (dof > 0)))
     coef: FloatArray = np.clip(slope - se, 0.0, 1.0)
@@ -295,9 +293,8 @@ def greg_or_hajek(sample: DomainSample, auxiliaries: FloatArray) -> DirectFit:
     variance = np.where(n_d > 1, ht_variance(sample, z), np.nan)
     # A domain whose coefficients are all 1 (all 0) is GREG (Hajek): take those fits as they
     # are, so the smoothing sees bit for bit the same input as with direct='greg'.
-    n_units = np.bincount(d, minlength=n_dom)
     for value, end in ((1.0, greg(sample, auxiliaries, slope=lam)), (0.0, hajek(sample))):
-        same = np.bincount(d, weights=(coef == value).astype(float), minlength=n_dom) == n_units
+        same = np.bincount(d, weights=(coef == value).astype(float), minlength=n_dom) == n_d
         estimate = np.where(same, end.estimate, estimate)
         variance = np.where(same, end.variance, variance)
         z = np.where(same[d], end.z, z)
