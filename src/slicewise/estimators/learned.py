@@ -43,7 +43,7 @@ import numpy as np
 from .._typing import FloatArray, IntArray, Kind, PoolKernel
 from ..moments.kernel_ops import column_sums, take_rows, weighted_sums
 from ..moments.pool import block_sums
-from .predictors import LogisticModel, fit_logistic
+from .predictors import LogisticModel, fit_logistic, predict_all
 
 Learner = Literal["logistic", "boosting"]
 LEARNERS: tuple[Learner, ...] = ("logistic", "boosting")
@@ -295,14 +295,14 @@ class CrossFit:
         if self.stored is not None:
             return self.stored[:, start:stop]
         x = self.design.block(start, stop)
-        return np.stack([model.predict(x) for model in self.models])
+        return predict_all(self.models, x)
 
     def predict_rows(self, index: IntArray) -> FloatArray:
         """P^(k) of the items ``index`` for every fold model, shape (F, index.size)."""
         if self.stored is not None:
             return np.asarray(self.stored[:, index], dtype=np.float64)
         x = self.design.rows(index)
-        return np.stack([model.predict(x) for model in self.models])
+        return predict_all(self.models, x)
 
     def centering(
         self,

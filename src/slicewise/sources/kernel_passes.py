@@ -59,12 +59,12 @@ class MomentsPass:
 
     def features(self, batch: Any) -> FloatArray:
         """The batch's signals standardised over the pool, (rows, K)."""
-        raw = (
-            np.column_stack([column_values(batch, c) for c in self.signals])
-            if self.signals
-            else np.zeros((batch.num_rows, 0))
-        )
-        return np.asarray((raw - self.mean) / self.scale, dtype=np.float64)
+        x = np.empty((batch.num_rows, len(self.signals)))
+        for j, c in enumerate(self.signals):  # filled in place: no (rows, K) temporaries
+            x[:, j] = column_values(batch, c)
+        x -= self.mean
+        x /= self.scale
+        return x
 
     def partial(self, batch: Any) -> dict[float, ScaleSums]:
         z = self.profile_values(batch)
@@ -143,13 +143,15 @@ class ColumnSumsPass:
     def partial(self, batch: Any) -> dict[float, FloatArray]:
         z = self.reader.profile_values(batch)
         x = self.reader.features(batch)
-        values = np.column_stack([np.ones(z.shape[0]), self.compute(z, x)])
+        values = self.compute(z, x)
         out = {}
         for scale in self.scales:
             if math.isinf(scale):
-                out[scale] = values.sum(axis=0, keepdims=True)
+                mass, sums = np.full((1, 1), float(z.shape[0])), values.sum(axis=0, keepdims=True)
             else:
-                out[scale] = weighted_sums(kernel_at(self.reader.locality, z, scale), values)
+                kernel = kernel_at(self.reader.locality, z, scale)
+                mass, sums = column_sums(kernel)[:, None], weighted_sums(kernel, values)
+            out[scale] = np.hstack([mass, sums])
         return out
 
     def merge(
@@ -173,6 +175,7 @@ class LearnedColumns:
 
     def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
         from ..estimators.learned import learner_design
+        from ..estimators.predictors import predict_all
 
         folds, k = len(self.models), x.shape[1]
         out = np.empty((z.shape[0], folds + 2 + 2 * k))
@@ -180,7 +183,7 @@ class LearnedColumns:
             stop = min(start + DESIGN_ROWS, z.shape[0])
             xs = x[start:stop]
             design = learner_design(z[start:stop], self.kind, xs, self.learner, self.basis)  # type: ignore[arg-type]
-            predictions = np.vstack([model.predict(design) for model in self.models])
+            predictions = predict_all(self.models, design)
             average = predictions.mean(axis=0)
             out[start:stop, :folds] = predictions.T
             out[start:stop, folds] = average
