@@ -23,6 +23,7 @@ import argparse
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -66,7 +67,12 @@ def one_draw(scenario: Scenario, seed: int, method: str = "auto") -> pd.DataFram
     m = len(full)
     pilot = np.zeros(m, dtype=bool)
     pilot[rng.choice(m, scenario.pilot, replace=False)] = True
-    common = {"z": scenario.z, "signals": scenario.signals, "label": "y", "method": method}
+    common: dict[str, Any] = {
+        "z": scenario.z,
+        "signals": scenario.signals,
+        "label": "y",
+        "method": method,
+    }
     planned = sw.plan(full.assign(y=full["y"].where(pilot)), halfwidth=scenario.halfwidth, **common)
     rate = planned.item_rate
     chosen = pilot | (rng.random(m) < rate)
