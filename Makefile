@@ -93,6 +93,8 @@ results: $(VENV)/.installed-dev
 	$(STAMP) --log $(GEN)/domains_lmarena_0.4.md -- python -m scripts.domains_lmarena --fraction 0.4 --trials 200
 	$(STAMP) --log $(GEN)/domains_lmarena_0.1.md -- python -m scripts.domains_lmarena --fraction 0.1 --trials 200
 	$(STAMP) --log $(GEN)/domains_lmarena_0.1_dbcv.md -- python -m scripts.domains_lmarena --fraction 0.1 --trials 40 --dbcv
+	@echo "==> planning: sw.plan's predicted half-width against the realized one (generated/plan_accuracy.md)"
+	$(STAMP) --log $(GEN)/plan_accuracy.md -- python -m research.plan_accuracy --reps 60
 	@echo "==> many models: gaps and deployment scores (models_gaps_deploy.md)"
 	$(STAMP) --log $(GEN)/models_gaps_deploy_2000.md -- python scripts/models_realdata.py --draws 200 --n 2000
 	$(STAMP) --log $(GEN)/models_gaps_deploy_8000.md -- python scripts/models_realdata.py --draws 100 --n 8000
