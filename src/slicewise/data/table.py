@@ -309,13 +309,16 @@ def lexsort_by_ties(keys: Sequence[FloatArray]) -> IntArray:
     within the runs that tie on the earlier ones.
 
     ``np.lexsort`` sorts every key over every row (1.1-1.5 s for eight keys over 10^6 items);
-    a continuous profile rarely ties, so one stable sort of Z usually decides the order. Stable
-    sorts at every step give the same permutation as ``np.lexsort``: rows that tie on every key
-    keep their input order.
+    a continuous profile rarely ties, so one sort of Z usually decides the order. That first
+    sort need not be stable (an unstable one is three times faster at 10^6 items): the first
+    sort of the tied runs also sorts them by input row, after the later key, so the rows of a
+    run reach the same order as after a stable sort, and the later sorts, stable, keep it.
+    Rows that tie on every key so keep their input order, as in ``np.lexsort``.
     """
-    order = np.argsort(keys[0], kind="stable")
+    order = np.argsort(keys[0], kind="quicksort")
     same = _ties(keys[0][order])  # same[j]: sorted rows j and j + 1 tie on every key so far
-    for key in keys[1:]:
+    by_row = True  # the next sort of the tied runs also puts them in input-row order
+    for key in [*keys[1:], None]:
         if not same.any():
             break
         involved = np.zeros(order.size, dtype=np.bool_)
@@ -324,7 +327,12 @@ def lexsort_by_ties(keys: Sequence[FloatArray]) -> IntArray:
         positions = np.flatnonzero(involved)
         run = np.concatenate([[0], np.cumsum(~same)])[positions]
         rows = order[positions]
-        order[positions] = rows[np.lexsort((key[rows], run))]
+        if key is None:  # every key ties: input-row order within the runs, if not yet made
+            if by_row:
+                order[positions] = rows[np.lexsort((rows, run))]
+            break
+        order[positions] = rows[np.lexsort((rows, key[rows], run) if by_row else (key[rows], run))]
+        by_row = False
         same &= _ties(key[order])
     return order.astype(np.intp)
 
