@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from .._typing import BoolArray, FloatArray, IntArray, KernelMatrix, PoolKernel
-from ..data.table import ItemTable
+from ..data.table import MOMENT_ROWS, ItemTable, column_moments
 from ..estimators.centered import CoefficientFit, centered_estimate
 from ..estimators.learned import CrossFit, Learner, LearnerDesign, Predictor
 from ..inference.variance import local_variance
@@ -54,14 +54,13 @@ def standardize(
     -------
     features, mean, scale
     """
-    if moments is not None:
-        mean, sd = moments
-    else:
-        mean = signals.mean(axis=0) if signals.shape[1] else np.zeros(0)
-        sd = signals.std(axis=0) if signals.shape[1] else np.zeros(0)
+    mean, sd = column_moments(signals) if moments is None else moments
     scale = np.where(sd > 0, sd, 1.0)
-    features = signals - mean
-    features /= scale  # in place: one (M x K) array, not two
+    features = np.empty(signals.shape)
+    for start in range(0, signals.shape[0], MOMENT_ROWS):  # one pass, each block in cache
+        block = features[start : start + MOMENT_ROWS]
+        np.subtract(signals[start : start + MOMENT_ROWS], mean, out=block)
+        block /= scale
     return features, mean, scale
 
 
@@ -106,6 +105,11 @@ def standardised_sums(
     )
 
 
+#: The attributes of a context made by :meth:`PoolContext.build` that are computed from the
+#: table's signals on first use.
+STANDARDISED = ("features", "signal_mean", "signal_scale")
+
+
 @dataclass(frozen=True, eq=False)
 class PoolContext:
     """Pool-side state of a profile problem, built once per pool.
@@ -117,7 +121,7 @@ class PoolContext:
     locality : Locality
         Grid and locality rule (profile bandwidth h).
     features : ndarray of shape (M, K)
-        Signals standardised over the pool.
+        Signals standardised over the pool (by :meth:`build`: on first use).
     signal_mean, signal_scale : ndarray of shape (K,)
         The standardisation, to map coefficients back to raw signal units.
     primary : int or None
@@ -141,25 +145,41 @@ class PoolContext:
         primary: int | None = None,
         kernels: Mapping[float, KernelMatrix] | None = None,
     ) -> PoolContext:
-        """Standardise the signals and prepare the caches.
+        """Prepare the caches; the signals are standardised when first used.
 
         ``kernels`` optionally seeds the kernel cache with matrices already computed for these
         items (rows in this table's order), keyed by the scale of :meth:`kernel`; tables that share
         their items (several models on one pool) then share one kernel matrix.
         """
-        features, mean, scale = standardize(table.signals, table.signal_moments)
         cache: dict[Any, Any] = {}
         for key, matrix in (kernels or {}).items():
             cache[("kernel", float(key))] = matrix
-        return cls(
+        pending = np.zeros(0)
+        ctx = cls(
             table=table,
             locality=locality,
-            features=features,
-            signal_mean=mean,
-            signal_scale=scale,
+            features=pending,
+            signal_mean=pending,
+            signal_scale=pending,
             primary=primary,
             _cache=cache,
         )
+        for name in STANDARDISED:  # made on first use (__getattr__)
+            object.__delattr__(ctx, name)
+        return ctx
+
+    if not TYPE_CHECKING:  # (so that mypy still checks every attribute name)
+
+        def __getattr__(self, name: str) -> Any:
+            """The standardisation of a context made by :meth:`build`, made the first time one
+            of :data:`STANDARDISED` is asked for: a method that never reads the standardised
+            signals (naive) pays for no (M x K) copy and no pass over the signals."""
+            if name not in STANDARDISED or "table" not in self.__dict__:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            values = standardize(self.table.signals, self.table.signal_moments)
+            for key, value in zip(STANDARDISED, values, strict=True):
+                object.__setattr__(self, key, value)
+            return self.__dict__[name]
 
     @property
     def grid_size(self) -> int:
