@@ -107,25 +107,32 @@ def scale_sums_with(
         if columns is None:
             return sums, np.zeros((g, 0))
         return sums, block_sums(kernel, columns, items=x.shape[0])
-    mass = np.zeros(g)
     sq_mass = np.zeros(g)
-    start_extra = p + width_x
+    # the columns [1, x, upper xx', extra] of a block, in one buffer (the kernel mass is the
+    # product with the column of ones: no separate pass over the block)
+    start_x, start_extra = 1, 1 + p + width_x
     total = np.zeros((g, start_extra + extra))
+    buffer = np.empty((min(CHUNK, kernel.shape[0]), start_extra + extra), order="F")
+    buffer[:, 0] = 1.0
     with one_blas_thread():
         for start, block in iter_blocks(kernel):
-            mass += block.sum(axis=0)
             sq_mass += np.einsum("ij,ij->j", block, block)
-            if p + extra == 0:
-                continue
             rows = block.shape[0]
-            stacked = np.empty((rows, start_extra + extra), order="F")
-            stacked[:, :p] = x[start : start + rows]
+            stacked = buffer[:rows]
+            stacked[:, start_x : start_x + p] = x[start : start + rows]
             if width_x:
-                product_columns(stacked[:, :p], out=stacked[:, p:start_extra])
+                product_columns(
+                    stacked[:, start_x : start_x + p], out=stacked[:, 1 + p : start_extra]
+                )
             if columns is not None:
                 stacked[:, start_extra:] = columns(start, start + rows)
             total += block.T @ stacked
-    sums = ScaleSums(mass=mass, sq_mass=sq_mass, first=total[:, :p], second=total[:, p:start_extra])
+    sums = ScaleSums(
+        mass=total[:, 0],
+        sq_mass=sq_mass,
+        first=total[:, start_x : start_x + p],
+        second=total[:, 1 + p : start_extra],
+    )
     return sums, total[:, start_extra:]
 
 
