@@ -109,29 +109,17 @@ class ItemTable:
         return int(self.labeled.sum())
 
 
-#: Rows per block of the passes of :func:`column_moments`.
+#: Rows per block of a pass over the (M x K) signals (:func:`slicewise.methods.base.standardize`).
 MOMENT_ROWS = 1 << 14
 
 
 def column_moments(values: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``values.mean(axis=0)`` and ``values.std(axis=0)`` of an (M, K) array, to the last bit,
-    without the (M x K) temporary of the deviations that ``std`` makes.
-
-    numpy sums a C-ordered array over its rows one row after the other; the squared deviations
-    of each block of :data:`MOMENT_ROWS` rows are added on to the running sums in that same
-    order, so the deviation is the one ``std`` returns.
-    """
+    with one pass fewer: ``std`` is given the mean, the very array it would compute first."""
     if not values.shape[1]:
         return np.zeros(0), np.zeros(0)
     mean = values.mean(axis=0, keepdims=True)
-    if not values.flags.c_contiguous:
-        return mean[0], values.std(axis=0, mean=mean)
-    total = np.zeros((1, values.shape[1]))
-    for start in range(0, values.shape[0], MOMENT_ROWS):
-        deviations = values[start : start + MOMENT_ROWS] - mean
-        np.square(deviations, out=deviations)
-        total = np.add.reduce(np.concatenate([total, deviations]), axis=0, keepdims=True)
-    return mean[0], np.sqrt(total[0] / values.shape[0])
+    return mean[0], values.std(axis=0, mean=mean)
 
 
 def _check_columns(frame: pd.DataFrame, columns: Sequence[str], *, name: str, func: str) -> None:
