@@ -104,3 +104,23 @@ def test_scale_sums_are_the_direct_sums(monkeypatch: pytest.MonkeyPatch) -> None
     stored, _ = scale_sums_with(k, x)  # a stored kernel: the same pass in blocks of CHUNK rows
     np.testing.assert_allclose(stored.mass, sums.mass, rtol=1e-14)
     np.testing.assert_allclose(stored.second, sums.second, rtol=1e-12, atol=1e-12)
+
+
+def test_global_sums_are_the_column_sums() -> None:
+    from slicewise.moments.pool import block_sums, scale_sums_with
+
+    rng = np.random.default_rng(6)
+    m = 150_000  # more than one block of CHUNK rows, the last one short
+    x = rng.normal(size=(m, 2))
+    extra = rng.normal(size=(m, 3))
+    kernel = np.broadcast_to(np.ones((1, 4)), (m, 4))  # one global neighbourhood, G = 4
+    sums, sums_extra = scale_sums_with(kernel, x, lambda a, b: extra[a:b], 3)
+    np.testing.assert_array_equal(sums.mass, np.full(4, float(m)))
+    np.testing.assert_array_equal(sums.sq_mass, np.full(4, float(m)))
+    np.testing.assert_allclose(sums.first, np.tile(x.sum(axis=0), (4, 1)), rtol=1e-12, atol=1e-9)
+    products = np.column_stack([x[:, 0] ** 2, x[:, 0] * x[:, 1], x[:, 1] ** 2]).sum(axis=0)
+    np.testing.assert_allclose(sums.second, np.tile(products, (4, 1)), rtol=1e-12)
+    expected = np.tile(extra.sum(axis=0), (4, 1))
+    np.testing.assert_allclose(sums_extra, expected, rtol=1e-12, atol=1e-9)
+    alone = block_sums(kernel, lambda a, b: extra[a:b], items=m)
+    np.testing.assert_allclose(alone, expected, rtol=1e-12, atol=1e-9)

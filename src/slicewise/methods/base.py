@@ -325,7 +325,10 @@ class PoolContext:
         def at_h(start: int, stop: int) -> FloatArray:
             predictions = fit.predictions(start, stop)
             average[start:stop] = predictions.mean(axis=0)
-            return np.column_stack([predictions.T, column_products(x, average, start, stop)])
+            out = np.empty((stop - start, folds + 2 + k), order="F")
+            out[:, :folds] = predictions.T
+            out[:, folds:] = column_products(x, average, start, stop)
+            return out
 
         signals_h, raw_h = self._sums_with(1.0, at_h, folds + 2 + k)
         mean, sd = float(average.mean()), float(average.std())

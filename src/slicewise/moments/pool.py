@@ -18,7 +18,7 @@ use the same arithmetic.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,7 +97,7 @@ def scale_sums_with(
     g, p = kernel.shape[1], x.shape[1]
     width_x = p * (p + 1) // 2 if products else 0
     extra = width if columns is not None else 0
-    if is_global(kernel) or not isinstance(kernel, np.ndarray | BlockKernel):
+    if not isinstance(kernel, np.ndarray | BlockKernel):  # sparse
         sums = ScaleSums(
             mass=column_sums(kernel),
             sq_mass=square_column_sums(kernel),
@@ -107,15 +107,19 @@ def scale_sums_with(
         if columns is None:
             return sums, np.zeros((g, 0))
         return sums, block_sums(kernel, columns, items=x.shape[0])
-    sq_mass = np.zeros(g)
+    # one global neighbourhood: every row of the kernel is kernel[0], so the pass is made with a
+    # kernel of one column of ones and its sums are scaled by kernel[0] at the end
+    glob = is_global(kernel)
+    blocks = _ones_blocks(kernel.shape[0]) if glob else iter_blocks(kernel)
+    sq_mass = np.zeros(1 if glob else g)
     # the columns [1, x, upper xx', extra] of a block, in one buffer (the kernel mass is the
     # product with the column of ones: no separate pass over the block)
     start_x, start_extra = 1, 1 + p + width_x
-    total = np.zeros((g, start_extra + extra))
+    total = np.zeros((sq_mass.size, start_extra + extra))
     buffer = np.empty((min(CHUNK, kernel.shape[0]), start_extra + extra), order="F")
     buffer[:, 0] = 1.0
     with one_blas_thread():
-        for start, block in iter_blocks(kernel):
+        for start, block in blocks:
             sq_mass += np.einsum("ij,ij->j", block, block)
             rows = block.shape[0]
             stacked = buffer[:rows]
@@ -127,6 +131,10 @@ def scale_sums_with(
             if columns is not None:
                 stacked[:, start_extra:] = columns(start, start + rows)
             total += block.T @ stacked
+    if glob:
+        assert isinstance(kernel, np.ndarray)
+        total = kernel[0][:, None] * total
+        sq_mass = kernel[0] ** 2 * sq_mass
     sums = ScaleSums(
         mass=total[:, 0],
         sq_mass=sq_mass,
@@ -134,6 +142,14 @@ def scale_sums_with(
         second=total[:, 1 + p : start_extra],
     )
     return sums, total[:, start_extra:]
+
+
+def _ones_blocks(items: int) -> Iterator[tuple[int, FloatArray]]:
+    """(start, a column of ones for the items start .. start + CHUNK - 1), in item order: the
+    blocks of one global neighbourhood's kernel, with its one distinct column."""
+    ones = np.ones((min(CHUNK, items), 1))
+    for start in range(0, items, CHUNK):
+        yield start, ones[: min(CHUNK, items - start)]
 
 
 def moments_from_sums(
@@ -177,33 +193,35 @@ def block_sums(
 ) -> FloatArray:
     """``kernel.T @ V`` for the (M, d) matrix V whose rows start .. stop - 1 are
     ``columns(start, stop)``, built one block at a time so that V is never stored: (G, d)."""
-    if isinstance(kernel, np.ndarray | BlockKernel) and not is_global(kernel):
+    if isinstance(kernel, np.ndarray | BlockKernel):
+        glob = is_global(kernel)  # as in scale_sums_with: one column of ones, scaled at the end
         out: FloatArray | None = None
         with one_blas_thread():
-            for start, block in iter_blocks(kernel):
+            for start, block in _ones_blocks(items) if glob else iter_blocks(kernel):
                 part = block.T @ columns(start, start + block.shape[0])
                 out = part if out is None else out + part
         assert out is not None
+        if glob:
+            assert isinstance(kernel, np.ndarray)
+            return np.asarray(kernel[0][:, None] * out, dtype=np.float64)
         return out
     total: FloatArray | None = None
     for start in range(0, items, CHUNK):
         stop = min(start + CHUNK, items)
-        if isinstance(kernel, np.ndarray):  # global: every row the same
-            part = columns(start, stop).sum(axis=0, keepdims=True)
-        else:
-            assert not isinstance(kernel, BlockKernel)
-            part = weighted_sums(kernel[start:stop], columns(start, stop))
+        part = weighted_sums(kernel[start:stop], columns(start, stop))
         total = part if total is None else total + part
     assert total is not None
-    if isinstance(kernel, np.ndarray):
-        return np.asarray(kernel[0][:, None] * total, dtype=np.float64)
     return total
 
 
 def column_products(x: FloatArray, column: FloatArray, start: int, stop: int) -> FloatArray:
     """Rows start .. stop - 1 of [c, c^2, c x] for a new column c next to features x."""
-    col = column[start:stop, None]
-    return np.column_stack([col, col * col, col * x[start:stop]])
+    col = column[start:stop]
+    out = np.empty((col.size, 2 + x.shape[1]), order="F")  # by columns: no temporaries
+    out[:, 0] = col
+    np.multiply(col, col, out=out[:, 1])
+    np.multiply(x[start:stop], col[:, None], out=out[:, 2:])
+    return out
 
 
 def prepend_column(
