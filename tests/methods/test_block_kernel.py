@@ -124,3 +124,31 @@ def test_global_sums_are_the_column_sums() -> None:
     np.testing.assert_allclose(sums_extra, expected, rtol=1e-12, atol=1e-9)
     alone = block_sums(kernel, lambda a, b: extra[a:b], items=m)
     np.testing.assert_allclose(alone, expected, rtol=1e-12, atol=1e-9)
+
+
+def test_one_pass_at_several_kernels_is_one_pass_per_kernel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from slicewise.moments.pool import scale_sums_with, scales_sums_with
+
+    monkeypatch.setattr(weights, "BLOCK_ROWS", 700)
+    rng = np.random.default_rng(8)
+    z, grid = rng.normal(size=(3000, 1)), rng.normal(size=(9, 1))
+    kernels = [
+        BlockKernel(z, grid, np.full(1, 0.4)),
+        weights.gaussian_kernel(z, grid, np.full(1, 0.8)),  # stored
+        np.broadcast_to(np.ones((1, 9)), (3000, 9)),  # global
+    ]
+    x = rng.normal(size=(3000, 3))
+    extra = rng.normal(size=(3000, 5))
+    merged = scales_sums_with(kernels, x, lambda a, b: extra[a:b], 5, shared=2)
+    for i, (kernel, (sums, sums_extra)) in enumerate(zip(kernels, merged, strict=True)):
+        part = extra[:, : 5 if i == 0 else 2]
+        alone, alone_extra = scale_sums_with(
+            kernel, x, lambda a, b, part=part: part[a:b], part.shape[1]
+        )
+        for name in ("mass", "sq_mass", "first", "second"):
+            np.testing.assert_allclose(
+                getattr(sums, name), getattr(alone, name), rtol=1e-12, atol=1e-10
+            )
+        np.testing.assert_allclose(sums_extra, alone_extra, rtol=1e-12, atol=1e-10)

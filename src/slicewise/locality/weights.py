@@ -146,6 +146,10 @@ class BlockKernel:
         """The kernel rows of the items ``index``, shape (len(index), G)."""
         return gaussian_kernel(self.z[index], self.grid, self.bandwidth)
 
+    def block(self, start: int, stop: int, *, out: FloatArray | None = None) -> FloatArray:
+        """The kernel rows of the items start .. stop - 1 (written into ``out`` when given)."""
+        return gaussian_kernel(self.z[start:stop], self.grid, self.bandwidth, out=out)
+
     def blocks(self) -> Iterator[tuple[int, FloatArray]]:
         """(start, kernel rows of items start .. start + BLOCK_ROWS - 1), in item order.
 
@@ -155,8 +159,8 @@ class BlockKernel:
         """
         buffer = np.empty((min(BLOCK_ROWS, self.shape[0]), self.shape[1]))
         for start in range(0, self.shape[0], BLOCK_ROWS):
-            z = self.z[start : start + BLOCK_ROWS]
-            yield start, gaussian_kernel(z, self.grid, self.bandwidth, out=buffer[: z.shape[0]])
+            stop = min(start + BLOCK_ROWS, self.shape[0])
+            yield start, self.block(start, stop, out=buffer[: stop - start])
 
     def toarray(self) -> FloatArray:
         """The whole (M x G) matrix (for callers that need it stored)."""

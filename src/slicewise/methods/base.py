@@ -29,6 +29,7 @@ from ..moments.pool import (
     moments_from_sums,
     scale_sums,
     scale_sums_with,
+    scales_sums_with,
 )
 from ..moments.sums import LabeledMoments, PoolMoments
 from .options import MethodOptions
@@ -310,43 +311,59 @@ class PoolContext:
 
     def learned_sums(self, fit: CrossFit, scales: Sequence[float]) -> LearnedSums:
         """Pool sums of the cross-fitted prediction ``fit`` at h and at the nuisance ``scales``
-        (and ``inf``): one pass over the pool per kernel, which also gives the signals' kernel
-        sums at that scale when they were not computed yet.
+        (and ``inf``), which also give the signals' kernel sums at those scales when they were
+        not computed yet.
 
         The pass at h makes the fold models' predictions block by block
         (:meth:`~slicewise.estimators.learned.CrossFit.predictions`) and keeps only their
         average a (M,); the sums of the standardised c = (a - mean) / sd are affine in those of
-        [a, a^2, a X] (:func:`standardised_sums`), as on an out-of-core pool.
+        [a, a^2, a X] (:func:`standardised_sums`), as on an out-of-core pool. On a new pool
+        with dense kernels every scale is summed in that one pass
+        (:func:`~slicewise.moments.pool.scales_sums_with`: each block's columns are made once
+        for all the kernels); otherwise in one pass per kernel.
         """
         folds, k = fit.folds, self.features.shape[1]
         x = self.features
         average = np.empty(self.n_pool)
+        others = sorted({*map(float, scales), math.inf} - {1.0})
+        all_scales = [1.0, *others]
+        kernels = [self.pool_kernel(s) for s in all_scales]
 
-        def at_h(start: int, stop: int) -> FloatArray:
+        def at_h(start: int, stop: int) -> FloatArray:  # [a, a^2, a X, P^(1), ..., P^(F)]
             predictions = fit.predictions(start, stop)
             average[start:stop] = predictions.mean(axis=0)
-            out = np.empty((stop - start, folds + 2 + k), order="F")
-            out[:, :folds] = predictions.T
-            out[:, folds:] = column_products(x, average, start, stop)
+            out = np.empty((stop - start, 2 + k + folds), order="F")
+            out[:, : 2 + k] = column_products(x, average, start, stop)
+            out[:, 2 + k :] = predictions.T
             return out
 
-        signals_h, raw_h = self._sums_with(1.0, at_h, folds + 2 + k)
+        new = all(("sums", "signals", s) not in self._cache for s in all_scales)
+        dense = [kernel for kernel in kernels if isinstance(kernel, np.ndarray | BlockKernel)]
+        if new and len(dense) == len(kernels):
+            passes = scales_sums_with(dense, x, at_h, 2 + k + folds, shared=2 + k)
+            for s, (sums, _) in zip(all_scales, passes, strict=True):
+                self._cache[("sums", "signals", s)] = sums
+        else:
+            passes = [self._sums_with(1.0, at_h, 2 + k + folds)]
+            passes += [
+                self._sums_with(
+                    s, lambda start, stop: column_products(x, average, start, stop), 2 + k
+                )
+                for s in others
+            ]
+        signals_h, raw_h = passes[0]
         mean, sd = float(average.mean()), float(average.std())
         scale = sd if sd > 0 else 1.0
         sums_h = np.column_stack(
             [
-                raw_h[:, :folds],
-                standardised_sums(raw_h[:, folds:], signals_h.mass, signals_h.first, mean, scale),
+                raw_h[:, 2 + k :],
+                standardised_sums(raw_h[:, : 2 + k], signals_h.mass, signals_h.first, mean, scale),
             ]
         )
-        at_b = {}
-        for s in sorted({*map(float, scales), math.inf}):
-            if s == 1.0:
-                continue
-            signals_b, raw_b = self._sums_with(
-                s, lambda start, stop: column_products(x, average, start, stop), 2 + k
-            )
-            at_b[s] = standardised_sums(raw_b, signals_b.mass, signals_b.first, mean, scale)
+        at_b = {
+            s: standardised_sums(raw_b, signals_b.mass, signals_b.first, mean, scale)
+            for s, (signals_b, raw_b) in zip(others, passes[1:], strict=True)
+        }
         return LearnedSums(mean=mean, scale=scale, at_h=sums_h, at_b=at_b)
 
     def prediction_sums(self, model: Predictor) -> FloatArray:

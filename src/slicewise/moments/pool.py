@@ -25,7 +25,7 @@ import numpy as np
 
 from .._threads import one_blas_thread
 from .._typing import FloatArray, PoolKernel
-from ..locality.weights import BlockKernel
+from ..locality.weights import BLOCK_ROWS, BlockKernel
 from .kernel_ops import (
     CHUNK,
     column_sums,
@@ -142,6 +142,72 @@ def scale_sums_with(
         second=total[:, 1 + p : start_extra],
     )
     return sums, total[:, start_extra:]
+
+
+def scales_sums_with(
+    kernels: Sequence[FloatArray | BlockKernel],
+    x: FloatArray,
+    columns: Callable[[int, int], FloatArray],
+    width: int,
+    *,
+    shared: int,
+) -> list[tuple[ScaleSums, FloatArray]]:
+    """:func:`scale_sums_with` at several dense kernels (block kernels, stored or global ones)
+    in one pass over the items: the columns [1, x, upper xx', V] of each block are made once
+    and multiplied by each kernel's rows in turn.
+
+    V's rows start .. stop - 1 are ``columns(start, stop)`` (shape (rows, width)); its first
+    ``shared`` columns are summed at every kernel, the others at the first kernel only (a
+    learned prediction's fold models at h). Returns, per kernel, the sums of ``x`` and the
+    (G, width) or (G, shared) sums of V.
+    """
+    m, p = x.shape
+    width_x = p * (p + 1) // 2
+    start_x, start_extra = 1, 1 + p + width_x
+    rows_max = max(1, min(BLOCK_ROWS, m))
+    glob = [is_global(kernel) for kernel in kernels]
+    sizes = [start_extra + (width if i == 0 else shared) for i in range(len(kernels))]
+    totals = [
+        np.zeros((1 if glob[i] else kernels[i].shape[1], sizes[i])) for i in range(len(kernels))
+    ]
+    sq_mass = [np.zeros(total.shape[0]) for total in totals]
+    buffer = np.empty((rows_max, start_extra + width), order="F")
+    buffer[:, 0] = 1.0
+    ones = np.ones((rows_max, 1))
+    rows_buffer = np.empty((rows_max, max(kernel.shape[1] for kernel in kernels)))
+    with one_blas_thread():
+        for start in range(0, m, rows_max):
+            stop = min(start + rows_max, m)
+            stacked = buffer[: stop - start]
+            stacked[:, start_x : start_x + p] = x[start:stop]
+            product_columns(stacked[:, start_x : start_x + p], out=stacked[:, 1 + p : start_extra])
+            stacked[:, start_extra:] = columns(start, stop)
+            for i, kernel in enumerate(kernels):
+                if glob[i]:
+                    block = ones[: stop - start]
+                elif isinstance(kernel, BlockKernel):
+                    block = kernel.block(
+                        start, stop, out=rows_buffer[: stop - start, : kernel.shape[1]]
+                    )
+                else:
+                    block = kernel[start:stop]
+                sq_mass[i] += np.einsum("ij,ij->j", block, block)
+                totals[i] += block.T @ stacked[:, : sizes[i]]
+    out = []
+    for i, kernel in enumerate(kernels):
+        total, sq = totals[i], sq_mass[i]
+        if glob[i]:
+            assert isinstance(kernel, np.ndarray)
+            total = kernel[0][:, None] * total
+            sq = kernel[0] ** 2 * sq
+        sums = ScaleSums(
+            mass=total[:, 0],
+            sq_mass=sq,
+            first=total[:, start_x : start_x + p],
+            second=total[:, 1 + p : start_extra],
+        )
+        out.append((sums, total[:, start_extra:]))
+    return out
 
 
 def _ones_blocks(items: int) -> Iterator[tuple[int, FloatArray]]:
