@@ -116,7 +116,8 @@ def scale_sums_with(
     # product with the column of ones: no separate pass over the block)
     start_x, start_extra = 1, 1 + p + width_x
     total = np.zeros((sq_mass.size, start_extra + extra))
-    buffer = np.empty((min(CHUNK, kernel.shape[0]), start_extra + extra), order="F")
+    block_rows = BLOCK_ROWS if isinstance(kernel, BlockKernel) else CHUNK
+    buffer = np.empty((min(block_rows, kernel.shape[0]), start_extra + extra), order="F")
     buffer[:, 0] = 1.0
     with one_blas_thread():
         for start, block in blocks:
