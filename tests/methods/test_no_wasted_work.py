@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from slicewise.data.table import MOMENT_ROWS, column_moments, make_table
-from slicewise.methods.base import LabeledSet, PoolContext, standardize
+from slicewise.data.table import column_moments, make_table
+from slicewise.methods.base import STANDARDIZE_ROWS, LabeledSet, PoolContext, standardize
 from slicewise.methods.options import MethodOptions
 from slicewise.methods.run import Problem, build_context, run
 
@@ -39,7 +39,7 @@ def _context(frame: pd.DataFrame) -> PoolContext:
 
 
 @pytest.mark.parametrize(
-    "shape", [(1, 3), (5, 2), (MOMENT_ROWS, 4), (3 * MOMENT_ROWS + 7, 6), (40_000, 1)]
+    "shape", [(1, 3), (5, 2), (STANDARDIZE_ROWS, 4), (3 * STANDARDIZE_ROWS + 7, 6), (40_000, 1)]
 )
 def test_column_moments_are_numpys_to_the_last_bit(shape: tuple[int, int]) -> None:
     rng = np.random.default_rng(shape[0])
@@ -92,3 +92,14 @@ def test_table_signals_are_the_inputs_in_canonical_order() -> None:
     np.testing.assert_allclose(table.signals[:, :3], plain.signals[table.rows][:, :3], rtol=1e-15)
     np.testing.assert_array_equal(table.z, plain.z[table.rows])
     np.testing.assert_array_equal(table.label, plain.label[table.rows])
+
+
+def test_standardize_in_blocks_is_the_plain_formula() -> None:
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=(3 * STANDARDIZE_ROWS + 7, 4)) * [1.0, 3.0, 0.5, 1.0] + 2.0
+    values[:, 3] = 7.0  # constant: scale 1
+    features, mean, scale = standardize(values)
+    np.testing.assert_array_equal(mean, values.mean(axis=0))
+    np.testing.assert_array_equal(scale, np.where(values.std(axis=0) > 0, values.std(axis=0), 1))
+    np.testing.assert_array_equal(features, (values - values.mean(axis=0)) / scale)
+    np.testing.assert_array_equal(features[:, 3], 0.0)

@@ -109,10 +109,6 @@ class ItemTable:
         return int(self.labeled.sum())
 
 
-#: Rows per block of a pass over the (M x K) signals (:func:`slicewise.methods.base.standardize`).
-MOMENT_ROWS = 1 << 14
-
-
 def column_moments(values: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``values.mean(axis=0)`` and ``values.std(axis=0)`` of an (M, K) array, to the last bit,
     with one pass fewer: ``std`` is given the mean, the very array it would compute first."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from .._typing import BoolArray, FloatArray, IntArray, KernelMatrix, PoolKernel
-from ..data.table import MOMENT_ROWS, ItemTable, column_moments
+from ..data.table import ItemTable, column_moments
 from ..estimators.centered import CoefficientFit, centered_estimate
 from ..estimators.learned import CrossFit, Learner, LearnerDesign, Predictor
 from ..inference.variance import local_variance
@@ -40,6 +40,8 @@ T = TypeVar("T")
 #: shared; a larger one is a :class:`~slicewise.locality.weights.BlockKernel`, evaluated block by
 #: block in each pass over the pool (2^22 entries: 32 MB, M = 200,000 at G = 20).
 STORED_KERNEL_LIMIT = 1 << 22
+#: Rows per block of :func:`standardize`'s pass over the (M x K) signals.
+STANDARDIZE_ROWS = 1 << 14
 
 
 def standardize(
@@ -58,9 +60,9 @@ def standardize(
     mean, sd = column_moments(signals) if moments is None else moments
     scale = np.where(sd > 0, sd, 1.0)
     features = np.empty(signals.shape)
-    for start in range(0, signals.shape[0], MOMENT_ROWS):  # one pass, each block in cache
-        block = features[start : start + MOMENT_ROWS]
-        np.subtract(signals[start : start + MOMENT_ROWS], mean, out=block)
+    for start in range(0, signals.shape[0], STANDARDIZE_ROWS):  # one pass, each block in cache
+        block = features[start : start + STANDARDIZE_ROWS]
+        np.subtract(signals[start : start + STANDARDIZE_ROWS], mean, out=block)
         block /= scale
     return features, mean, scale
 

@@ -13,7 +13,8 @@ so neither the (M x G) kernel (:class:`~slicewise.locality.weights.BlockKernel`)
 (M x p(p+1)/2) product columns are ever stored. :func:`moments_from_sums` turns the sums at the
 profile bandwidth h and the nuisance bandwidth b into :class:`~slicewise.moments.sums.PoolMoments`;
 the out-of-core sources (:mod:`slicewise.sources`) reduce the same sums over record batches and
-use the same arithmetic.
+use the same arithmetic. :func:`scales_sums_with` makes the sums at several kernels in one pass
+(``auto``'s scales), with the block's columns made once.
 """
 
 from __future__ import annotations
