@@ -103,3 +103,30 @@ def test_standardize_in_blocks_is_the_plain_formula() -> None:
     np.testing.assert_array_equal(scale, np.where(values.std(axis=0) > 0, values.std(axis=0), 1))
     np.testing.assert_array_equal(features, (values - values.mean(axis=0)) / scale)
     np.testing.assert_array_equal(features[:, 3], 0.0)
+
+
+@pytest.mark.parametrize("same", [True, False])
+@pytest.mark.parametrize("design", [False, True])
+def test_labeled_sums_of_dense_rows_are_the_sparse_ones(
+    same: bool, design: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import scipy.sparse as sp
+
+    from slicewise.moments import kernel_ops
+    from slicewise.moments.sums import LabeledMoments
+
+    rng = np.random.default_rng(9)
+    n, g = 400, 7
+    k = np.exp(-0.5 * rng.normal(size=(n, g)) ** 2) * (rng.random((n, g)) < 0.7)
+    kb = k if same else np.exp(-0.1 * rng.normal(size=(n, g)) ** 2)
+    y, x = rng.random(n), rng.normal(size=(n, 3))
+    pi = rng.uniform(0.2, 1.0, n) if design else None
+    dense = LabeledMoments.from_rows(k, kb, y, x, pi=pi)
+    monkeypatch.setattr(kernel_ops, "DENSE_LIMIT", 0)  # sparse rows stay sparse
+    k_sparse = sp.csr_array(k)
+    kb_sparse = k_sparse if same else sp.csr_array(kb)
+    sparse = LabeledMoments.from_rows(k_sparse, kb_sparse, y, x, pi=pi)
+    for name in ("mass", "mass_b", "mean", "second", "second_sq", "mean_b", "second_b"):
+        np.testing.assert_allclose(getattr(dense, name), getattr(sparse, name), rtol=1e-12)
+    for name in ("sum_w2", "sum_w2_wb", "sum_wb2", "sum_w4"):
+        np.testing.assert_allclose(getattr(dense, name), getattr(sparse, name), rtol=1e-12)
