@@ -34,3 +34,15 @@ def test_canonical_order_sorts_by_z_then_signals_then_label() -> None:
     label = np.where(rng.random(500) < 0.5, np.nan, rng.integers(0, 2, 500))
     expected = np.lexsort([label, *signals.T[::-1], *z.T[::-1]])
     np.testing.assert_array_equal(canonical_order(z, signals, label, None), expected)
+
+
+@pytest.mark.parametrize("n_keys", [1, 2, 3])
+def test_rows_that_tie_on_every_key_keep_their_input_order(n_keys: int) -> None:
+    # the first sort is not stable: on this many tied rows it leaves them out of input order
+    rng = np.random.default_rng(7)
+    m = 20_000
+    first = np.where(rng.random(m) < 0.5, 0.0, -0.0)
+    first[rng.random(m) < 0.2] = np.nan
+    assert not np.array_equal(np.argsort(first), np.argsort(first, kind="stable"))
+    keys = [first, *(rng.integers(0, 2, m).astype(float) for _ in range(n_keys - 1))]
+    np.testing.assert_array_equal(lexsort_by_ties(keys), np.lexsort(keys[::-1]))

@@ -68,3 +68,87 @@ def test_a_large_dense_pool_kernel_is_never_stored(monkeypatch: pytest.MonkeyPat
     assert isinstance(pool.kernel_b, BlockKernel)
     rows = np.arange(0, 3000, 7)
     np.testing.assert_array_equal(pool.kernel.rows(rows), ctx.kernel(1.0)[rows])
+
+
+@pytest.mark.parametrize("q", [1, 2])
+def test_blocks_are_the_stored_kernels_rows(q: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(weights, "BLOCK_ROWS", 700)  # several blocks, the last one short
+    rng = np.random.default_rng(q)
+    kernel = BlockKernel(rng.normal(size=(3000, q)), rng.normal(size=(9, q)), np.full(q, 0.4))
+    blocks = [(start, block.copy()) for start, block in kernel.blocks()]  # one buffer: copied
+    assert [start for start, _ in blocks] == list(range(0, 3000, 700))
+    stored = weights.gaussian_kernel(kernel.z, kernel.grid, kernel.bandwidth)
+    np.testing.assert_array_equal(np.vstack([block for _, block in blocks]), stored)
+    np.testing.assert_array_equal(kernel.toarray(), stored)
+    centred = (kernel.z[:, None, :] - kernel.grid[None, :, :]) / kernel.bandwidth
+    expected = np.exp(-0.5 * (centred**2).sum(axis=2))
+    np.testing.assert_allclose(stored, expected, rtol=1e-13, atol=1e-300)
+
+
+def test_scale_sums_are_the_direct_sums(monkeypatch: pytest.MonkeyPatch) -> None:
+    from slicewise.moments.pool import scale_sums_with
+
+    monkeypatch.setattr(weights, "BLOCK_ROWS", 700)
+    rng = np.random.default_rng(5)
+    kernel = BlockKernel(rng.normal(size=(3000, 1)), rng.normal(size=(9, 1)), np.full(1, 0.4))
+    x = rng.normal(size=(3000, 3))
+    extra = rng.normal(size=(3000, 2))
+    sums, sums_extra = scale_sums_with(kernel, x, lambda a, b: extra[a:b], 2)
+    k = kernel.toarray()
+    rows, cols = np.triu_indices(3)
+    np.testing.assert_allclose(sums.mass, k.sum(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(sums.sq_mass, (k**2).sum(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(sums.first, k.T @ x, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sums.second, k.T @ (x[:, rows] * x[:, cols]), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sums_extra, k.T @ extra, rtol=1e-12, atol=1e-12)
+    stored, _ = scale_sums_with(k, x)  # a stored kernel: the same pass in blocks of CHUNK rows
+    np.testing.assert_allclose(stored.mass, sums.mass, rtol=1e-14)
+    np.testing.assert_allclose(stored.second, sums.second, rtol=1e-12, atol=1e-12)
+
+
+def test_global_sums_are_the_column_sums() -> None:
+    from slicewise.moments.pool import block_sums, scale_sums_with
+
+    rng = np.random.default_rng(6)
+    m = 150_000  # more than one block of CHUNK rows, the last one short
+    x = rng.normal(size=(m, 2))
+    extra = rng.normal(size=(m, 3))
+    kernel = np.broadcast_to(np.ones((1, 4)), (m, 4))  # one global neighbourhood, G = 4
+    sums, sums_extra = scale_sums_with(kernel, x, lambda a, b: extra[a:b], 3)
+    np.testing.assert_array_equal(sums.mass, np.full(4, float(m)))
+    np.testing.assert_array_equal(sums.sq_mass, np.full(4, float(m)))
+    np.testing.assert_allclose(sums.first, np.tile(x.sum(axis=0), (4, 1)), rtol=1e-12, atol=1e-9)
+    products = np.column_stack([x[:, 0] ** 2, x[:, 0] * x[:, 1], x[:, 1] ** 2]).sum(axis=0)
+    np.testing.assert_allclose(sums.second, np.tile(products, (4, 1)), rtol=1e-12)
+    expected = np.tile(extra.sum(axis=0), (4, 1))
+    np.testing.assert_allclose(sums_extra, expected, rtol=1e-12, atol=1e-9)
+    alone = block_sums(kernel, lambda a, b: extra[a:b], items=m)
+    np.testing.assert_allclose(alone, expected, rtol=1e-12, atol=1e-9)
+
+
+def test_one_pass_at_several_kernels_is_one_pass_per_kernel(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from slicewise.moments.pool import scale_sums_with, scales_sums_with
+
+    monkeypatch.setattr(weights, "BLOCK_ROWS", 700)
+    rng = np.random.default_rng(8)
+    z, grid = rng.normal(size=(3000, 1)), rng.normal(size=(9, 1))
+    kernels = [
+        BlockKernel(z, grid, np.full(1, 0.4)),
+        weights.gaussian_kernel(z, grid, np.full(1, 0.8)),  # stored
+        np.broadcast_to(np.ones((1, 9)), (3000, 9)),  # global
+    ]
+    x = rng.normal(size=(3000, 3))
+    extra = rng.normal(size=(3000, 5))
+    merged = scales_sums_with(kernels, x, lambda a, b: extra[a:b], 5, shared=2)
+    for i, (kernel, (sums, sums_extra)) in enumerate(zip(kernels, merged, strict=True)):
+        part = extra[:, : 5 if i == 0 else 2]
+        alone, alone_extra = scale_sums_with(
+            kernel, x, lambda a, b, part=part: part[a:b], part.shape[1]
+        )
+        for name in ("mass", "sq_mass", "first", "second"):
+            np.testing.assert_allclose(
+                getattr(sums, name), getattr(alone, name), rtol=1e-12, atol=1e-10
+            )
+        np.testing.assert_allclose(sums_extra, alone_extra, rtol=1e-12, atol=1e-10)

@@ -49,7 +49,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._typing import BoolArray, FloatArray, IntArray, Kind
-from ..data.table import ItemTable
+from ..data.table import ItemTable, column_moments
 from ..exceptions import LabelSelectionWarning
 
 #: The alarm level: false alarms on truly random labels at most 1 in 100.
@@ -210,11 +210,11 @@ def label_balance(
     if subsampled:
         # All labeled items and a Bernoulli subsample of the unlabeled ones: given the kept set,
         # L is still a uniformly random subset within each stratum, so the test stays exact.
-        keep = labeled | (generator.random(m) < (POOL_CAP - n_labeled) / (m - n_labeled))
-        signals, strata, labeled = signals[keep], strata[keep], labeled[keep]
+        kept = labeled | (generator.random(m) < (POOL_CAP - n_labeled) / (m - n_labeled))
+        rows = np.flatnonzero(kept)  # taking rows by position beats a boolean mask of M
+        signals, strata, labeled = signals[rows], strata[rows], labeled[rows]
         m = signals.shape[0]
-    sd = signals.std(axis=0) if k else np.zeros(0)
-    mean = signals.mean(axis=0)
+    mean, sd = column_moments(signals)
     if subsampled:  # the subsample is a copy of our own: centred in place
         x = signals
         x -= mean

@@ -146,34 +146,48 @@ class BlockKernel:
         """The kernel rows of the items ``index``, shape (len(index), G)."""
         return gaussian_kernel(self.z[index], self.grid, self.bandwidth)
 
+    def block(self, start: int, stop: int, *, out: FloatArray | None = None) -> FloatArray:
+        """The kernel rows of the items start .. stop - 1 (written into ``out`` when given)."""
+        return gaussian_kernel(self.z[start:stop], self.grid, self.bandwidth, out=out)
+
     def blocks(self) -> Iterator[tuple[int, FloatArray]]:
-        """(start, kernel rows of items start .. start + BLOCK_ROWS - 1), in item order."""
+        """(start, kernel rows of items start .. start + BLOCK_ROWS - 1), in item order.
+
+        The blocks are written into one buffer: each is valid until the next is asked for (every
+        pass over the pool uses a block before it asks for the next; copy one to keep it). A
+        fresh (BLOCK_ROWS x G) array per block cost page faults that came to a tenth of a pass.
+        """
+        buffer = np.empty((min(BLOCK_ROWS, self.shape[0]), self.shape[1]))
         for start in range(0, self.shape[0], BLOCK_ROWS):
-            yield (
-                start,
-                gaussian_kernel(self.z[start : start + BLOCK_ROWS], self.grid, self.bandwidth),
-            )
+            stop = min(start + BLOCK_ROWS, self.shape[0])
+            yield start, self.block(start, stop, out=buffer[: stop - start])
 
     def toarray(self) -> FloatArray:
         """The whole (M x G) matrix (for callers that need it stored)."""
         return gaussian_kernel(self.z, self.grid, self.bandwidth)
 
 
-def gaussian_kernel(z: FloatArray, grid: FloatArray, bandwidth: FloatArray) -> FloatArray:
+def gaussian_kernel(
+    z: FloatArray, grid: FloatArray, bandwidth: FloatArray, *, out: FloatArray | None = None
+) -> FloatArray:
     """Dense Gaussian product kernel, items x grid points, computed in place.
 
-    Memory is one (M, G) float64 array; no temporaries of that size beyond the output.
+    Memory is one (M, G) float64 array (``out`` when given); no temporaries of that size beyond
+    the output.
     """
     m, q = z.shape
-    out = np.zeros((m, grid.shape[0]))
+    if out is None:
+        out = np.empty((m, grid.shape[0]))
     scratch = np.empty_like(out) if q > 1 else out
+    if q > 1:
+        out[...] = 0.0
     for d in range(q):
-        target = scratch if q > 1 else out
-        np.subtract.outer(z[:, d], grid[:, d], out=target)
-        target /= bandwidth[d]
-        np.square(target, out=target)
+        # z[i, d] - grid[g, d] by broadcasting: the entries of np.subtract.outer, faster
+        np.subtract(z[:, d : d + 1], grid[:, d], out=scratch)
+        scratch /= bandwidth[d]
+        np.square(scratch, out=scratch)
         if q > 1:
-            out += target
+            out += scratch
     out *= -0.5
     np.exp(out, out=out)
     return out

@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from .._typing import BoolArray, FloatArray, IntArray, KernelMatrix, PoolKernel
-from ..data.table import ItemTable
+from ..data.table import ItemTable, column_moments
 from ..estimators.centered import CoefficientFit, centered_estimate
 from ..estimators.learned import CrossFit, Learner, LearnerDesign, Predictor
 from ..inference.variance import local_variance
@@ -29,6 +29,7 @@ from ..moments.pool import (
     moments_from_sums,
     scale_sums,
     scale_sums_with,
+    scales_sums_with,
 )
 from ..moments.sums import LabeledMoments, PoolMoments
 from .options import MethodOptions
@@ -39,6 +40,8 @@ T = TypeVar("T")
 #: shared; a larger one is a :class:`~slicewise.locality.weights.BlockKernel`, evaluated block by
 #: block in each pass over the pool (2^22 entries: 32 MB, M = 200,000 at G = 20).
 STORED_KERNEL_LIMIT = 1 << 22
+#: Rows per block of :func:`standardize`'s pass over the (M x K) signals.
+STANDARDIZE_ROWS = 1 << 14
 
 
 def standardize(
@@ -54,14 +57,13 @@ def standardize(
     -------
     features, mean, scale
     """
-    if moments is not None:
-        mean, sd = moments
-    else:
-        mean = signals.mean(axis=0) if signals.shape[1] else np.zeros(0)
-        sd = signals.std(axis=0) if signals.shape[1] else np.zeros(0)
+    mean, sd = column_moments(signals) if moments is None else moments
     scale = np.where(sd > 0, sd, 1.0)
-    features = signals - mean
-    features /= scale  # in place: one (M x K) array, not two
+    features = np.empty(signals.shape)
+    for start in range(0, signals.shape[0], STANDARDIZE_ROWS):  # one pass, each block in cache
+        block = features[start : start + STANDARDIZE_ROWS]
+        np.subtract(signals[start : start + STANDARDIZE_ROWS], mean, out=block)
+        block /= scale
     return features, mean, scale
 
 
@@ -106,6 +108,11 @@ def standardised_sums(
     )
 
 
+#: The attributes of a context made by :meth:`PoolContext.build` that are computed from the
+#: table's signals on first use.
+STANDARDISED = ("features", "signal_mean", "signal_scale")
+
+
 @dataclass(frozen=True, eq=False)
 class PoolContext:
     """Pool-side state of a profile problem, built once per pool.
@@ -117,7 +124,7 @@ class PoolContext:
     locality : Locality
         Grid and locality rule (profile bandwidth h).
     features : ndarray of shape (M, K)
-        Signals standardised over the pool.
+        Signals standardised over the pool (by :meth:`build`: on first use).
     signal_mean, signal_scale : ndarray of shape (K,)
         The standardisation, to map coefficients back to raw signal units.
     primary : int or None
@@ -141,25 +148,41 @@ class PoolContext:
         primary: int | None = None,
         kernels: Mapping[float, KernelMatrix] | None = None,
     ) -> PoolContext:
-        """Standardise the signals and prepare the caches.
+        """Prepare the caches; the signals are standardised when first used.
 
         ``kernels`` optionally seeds the kernel cache with matrices already computed for these
         items (rows in this table's order), keyed by the scale of :meth:`kernel`; tables that share
         their items (several models on one pool) then share one kernel matrix.
         """
-        features, mean, scale = standardize(table.signals, table.signal_moments)
         cache: dict[Any, Any] = {}
         for key, matrix in (kernels or {}).items():
             cache[("kernel", float(key))] = matrix
-        return cls(
+        pending = np.zeros(0)
+        ctx = cls(
             table=table,
             locality=locality,
-            features=features,
-            signal_mean=mean,
-            signal_scale=scale,
+            features=pending,
+            signal_mean=pending,
+            signal_scale=pending,
             primary=primary,
             _cache=cache,
         )
+        for name in STANDARDISED:  # made on first use (__getattr__)
+            object.__delattr__(ctx, name)
+        return ctx
+
+    if not TYPE_CHECKING:  # (so that mypy still checks every attribute name)
+
+        def __getattr__(self, name: str) -> Any:
+            """The standardisation of a context made by :meth:`build`, made the first time one
+            of :data:`STANDARDISED` is asked for: a method that never reads the standardised
+            signals (naive) pays for no (M x K) copy and no pass over the signals."""
+            if name not in STANDARDISED or "table" not in self.__dict__:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            values = standardize(self.table.signals, self.table.signal_moments)
+            for key, value in zip(STANDARDISED, values, strict=True):
+                object.__setattr__(self, key, value)
+            return self.__dict__[name]
 
     @property
     def grid_size(self) -> int:
@@ -290,40 +313,59 @@ class PoolContext:
 
     def learned_sums(self, fit: CrossFit, scales: Sequence[float]) -> LearnedSums:
         """Pool sums of the cross-fitted prediction ``fit`` at h and at the nuisance ``scales``
-        (and ``inf``): one pass over the pool per kernel, which also gives the signals' kernel
-        sums at that scale when they were not computed yet.
+        (and ``inf``), which also give the signals' kernel sums at those scales when they were
+        not computed yet.
 
         The pass at h makes the fold models' predictions block by block
         (:meth:`~slicewise.estimators.learned.CrossFit.predictions`) and keeps only their
         average a (M,); the sums of the standardised c = (a - mean) / sd are affine in those of
-        [a, a^2, a X] (:func:`standardised_sums`), as on an out-of-core pool.
+        [a, a^2, a X] (:func:`standardised_sums`), as on an out-of-core pool. On a new pool
+        with dense kernels every scale is summed in that one pass
+        (:func:`~slicewise.moments.pool.scales_sums_with`: each block's columns are made once
+        for all the kernels); otherwise in one pass per kernel.
         """
         folds, k = fit.folds, self.features.shape[1]
         x = self.features
         average = np.empty(self.n_pool)
+        others = sorted({*map(float, scales), math.inf} - {1.0})
+        all_scales = [1.0, *others]
+        kernels = [self.pool_kernel(s) for s in all_scales]
 
-        def at_h(start: int, stop: int) -> FloatArray:
+        def at_h(start: int, stop: int) -> FloatArray:  # [a, a^2, a X, P^(1), ..., P^(F)]
             predictions = fit.predictions(start, stop)
             average[start:stop] = predictions.mean(axis=0)
-            return np.column_stack([predictions.T, column_products(x, average, start, stop)])
+            out = np.empty((stop - start, 2 + k + folds), order="F")
+            out[:, : 2 + k] = column_products(x, average, start, stop)
+            out[:, 2 + k :] = predictions.T
+            return out
 
-        signals_h, raw_h = self._sums_with(1.0, at_h, folds + 2 + k)
+        new = all(("sums", "signals", s) not in self._cache for s in all_scales)
+        dense = [kernel for kernel in kernels if isinstance(kernel, np.ndarray | BlockKernel)]
+        if new and len(dense) == len(kernels):
+            passes = scales_sums_with(dense, x, at_h, 2 + k + folds, shared=2 + k)
+            for s, (sums, _) in zip(all_scales, passes, strict=True):
+                self._cache[("sums", "signals", s)] = sums
+        else:
+            passes = [self._sums_with(1.0, at_h, 2 + k + folds)]
+            passes += [
+                self._sums_with(
+                    s, lambda start, stop: column_products(x, average, start, stop), 2 + k
+                )
+                for s in others
+            ]
+        signals_h, raw_h = passes[0]
         mean, sd = float(average.mean()), float(average.std())
         scale = sd if sd > 0 else 1.0
         sums_h = np.column_stack(
             [
-                raw_h[:, :folds],
-                standardised_sums(raw_h[:, folds:], signals_h.mass, signals_h.first, mean, scale),
+                raw_h[:, 2 + k :],
+                standardised_sums(raw_h[:, : 2 + k], signals_h.mass, signals_h.first, mean, scale),
             ]
         )
-        at_b = {}
-        for s in sorted({*map(float, scales), math.inf}):
-            if s == 1.0:
-                continue
-            signals_b, raw_b = self._sums_with(
-                s, lambda start, stop: column_products(x, average, start, stop), 2 + k
-            )
-            at_b[s] = standardised_sums(raw_b, signals_b.mass, signals_b.first, mean, scale)
+        at_b = {
+            s: standardised_sums(raw_b, signals_b.mass, signals_b.first, mean, scale)
+            for s, (signals_b, raw_b) in zip(others, passes[1:], strict=True)
+        }
         return LearnedSums(mean=mean, scale=scale, at_h=sums_h, at_b=at_b)
 
     def prediction_sums(self, model: Predictor) -> FloatArray:

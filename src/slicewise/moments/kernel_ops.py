@@ -26,7 +26,9 @@ def is_global(kernel: PoolKernel) -> bool:
 
 
 def iter_blocks(kernel: FloatArray | BlockKernel) -> Iterator[tuple[int, FloatArray]]:
-    """(start, dense kernel rows start .. start + CHUNK - 1) over the items, in order."""
+    """(start, dense kernel rows start .. start + CHUNK - 1) over the items, in order (a
+    :class:`~slicewise.locality.weights.BlockKernel`'s in its own blocks, each valid until the
+    next is asked for)."""
     if isinstance(kernel, BlockKernel):
         yield from kernel.blocks()
         return

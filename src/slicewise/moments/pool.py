@@ -13,19 +13,20 @@ so neither the (M x G) kernel (:class:`~slicewise.locality.weights.BlockKernel`)
 (M x p(p+1)/2) product columns are ever stored. :func:`moments_from_sums` turns the sums at the
 profile bandwidth h and the nuisance bandwidth b into :class:`~slicewise.moments.sums.PoolMoments`;
 the out-of-core sources (:mod:`slicewise.sources`) reduce the same sums over record batches and
-use the same arithmetic.
+use the same arithmetic. :func:`scales_sums_with` makes the sums at several kernels in one pass
+(``auto``'s scales), with the block's columns made once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._threads import one_blas_thread
 from .._typing import FloatArray, PoolKernel
-from ..locality.weights import BlockKernel
+from ..locality.weights import BLOCK_ROWS, BlockKernel
 from .kernel_ops import (
     CHUNK,
     column_sums,
@@ -97,7 +98,7 @@ def scale_sums_with(
     g, p = kernel.shape[1], x.shape[1]
     width_x = p * (p + 1) // 2 if products else 0
     extra = width if columns is not None else 0
-    if is_global(kernel) or not isinstance(kernel, np.ndarray | BlockKernel):
+    if not isinstance(kernel, np.ndarray | BlockKernel):  # sparse
         sums = ScaleSums(
             mass=column_sums(kernel),
             sq_mass=square_column_sums(kernel),
@@ -107,26 +108,116 @@ def scale_sums_with(
         if columns is None:
             return sums, np.zeros((g, 0))
         return sums, block_sums(kernel, columns, items=x.shape[0])
-    mass = np.zeros(g)
-    sq_mass = np.zeros(g)
-    start_extra = p + width_x
-    total = np.zeros((g, start_extra + extra))
+    # one global neighbourhood: every row of the kernel is kernel[0], so the pass is made with a
+    # kernel of one column of ones and its sums are scaled by kernel[0] at the end
+    glob = is_global(kernel)
+    blocks = _ones_blocks(kernel.shape[0]) if glob else iter_blocks(kernel)
+    sq_mass = np.zeros(1 if glob else g)
+    # the columns [1, x, upper xx', extra] of a block, in one buffer (the kernel mass is the
+    # product with the column of ones: no separate pass over the block)
+    start_x, start_extra = 1, 1 + p + width_x
+    total = np.zeros((sq_mass.size, start_extra + extra))
+    block_rows = BLOCK_ROWS if isinstance(kernel, BlockKernel) else CHUNK
+    buffer = np.empty((min(block_rows, kernel.shape[0]), start_extra + extra), order="F")
+    buffer[:, 0] = 1.0
     with one_blas_thread():
-        for start, block in iter_blocks(kernel):
-            mass += block.sum(axis=0)
+        for start, block in blocks:
             sq_mass += np.einsum("ij,ij->j", block, block)
-            if p + extra == 0:
-                continue
             rows = block.shape[0]
-            stacked = np.empty((rows, start_extra + extra), order="F")
-            stacked[:, :p] = x[start : start + rows]
+            stacked = buffer[:rows]
+            stacked[:, start_x : start_x + p] = x[start : start + rows]
             if width_x:
-                product_columns(stacked[:, :p], out=stacked[:, p:start_extra])
+                product_columns(
+                    stacked[:, start_x : start_x + p], out=stacked[:, 1 + p : start_extra]
+                )
             if columns is not None:
                 stacked[:, start_extra:] = columns(start, start + rows)
             total += block.T @ stacked
-    sums = ScaleSums(mass=mass, sq_mass=sq_mass, first=total[:, :p], second=total[:, p:start_extra])
+    if glob:
+        assert isinstance(kernel, np.ndarray)
+        total = kernel[0][:, None] * total
+        sq_mass = kernel[0] ** 2 * sq_mass
+    sums = ScaleSums(
+        mass=total[:, 0],
+        sq_mass=sq_mass,
+        first=total[:, start_x : start_x + p],
+        second=total[:, 1 + p : start_extra],
+    )
     return sums, total[:, start_extra:]
+
+
+def scales_sums_with(
+    kernels: Sequence[FloatArray | BlockKernel],
+    x: FloatArray,
+    columns: Callable[[int, int], FloatArray],
+    width: int,
+    *,
+    shared: int,
+) -> list[tuple[ScaleSums, FloatArray]]:
+    """:func:`scale_sums_with` at several dense kernels (block kernels, stored or global ones)
+    in one pass over the items: the columns [1, x, upper xx', V] of each block are made once
+    and multiplied by each kernel's rows in turn.
+
+    V's rows start .. stop - 1 are ``columns(start, stop)`` (shape (rows, width)); its first
+    ``shared`` columns are summed at every kernel, the others at the first kernel only (a
+    learned prediction's fold models at h). Returns, per kernel, the sums of ``x`` and the
+    (G, width) or (G, shared) sums of V.
+    """
+    m, p = x.shape
+    width_x = p * (p + 1) // 2
+    start_x, start_extra = 1, 1 + p + width_x
+    rows_max = max(1, min(BLOCK_ROWS, m))
+    glob = [is_global(kernel) for kernel in kernels]
+    sizes = [start_extra + (width if i == 0 else shared) for i in range(len(kernels))]
+    totals = [
+        np.zeros((1 if glob[i] else kernels[i].shape[1], sizes[i])) for i in range(len(kernels))
+    ]
+    sq_mass = [np.zeros(total.shape[0]) for total in totals]
+    buffer = np.empty((rows_max, start_extra + width), order="F")
+    buffer[:, 0] = 1.0
+    ones = np.ones((rows_max, 1))
+    rows_buffer = np.empty((rows_max, max(kernel.shape[1] for kernel in kernels)))
+    with one_blas_thread():
+        for start in range(0, m, rows_max):
+            stop = min(start + rows_max, m)
+            stacked = buffer[: stop - start]
+            stacked[:, start_x : start_x + p] = x[start:stop]
+            product_columns(stacked[:, start_x : start_x + p], out=stacked[:, 1 + p : start_extra])
+            stacked[:, start_extra:] = columns(start, stop)
+            for i, kernel in enumerate(kernels):
+                if glob[i]:
+                    block = ones[: stop - start]
+                elif isinstance(kernel, BlockKernel):
+                    block = kernel.block(
+                        start, stop, out=rows_buffer[: stop - start, : kernel.shape[1]]
+                    )
+                else:
+                    block = kernel[start:stop]
+                sq_mass[i] += np.einsum("ij,ij->j", block, block)
+                totals[i] += block.T @ stacked[:, : sizes[i]]
+    out = []
+    for i, kernel in enumerate(kernels):
+        total, sq = totals[i], sq_mass[i]
+        if glob[i]:
+            assert isinstance(kernel, np.ndarray)
+            total = kernel[0][:, None] * total
+            sq = kernel[0] ** 2 * sq
+        sums = ScaleSums(
+            mass=total[:, 0],
+            sq_mass=sq,
+            first=total[:, start_x : start_x + p],
+            second=total[:, 1 + p : start_extra],
+        )
+        out.append((sums, total[:, start_extra:]))
+    return out
+
+
+def _ones_blocks(items: int) -> Iterator[tuple[int, FloatArray]]:
+    """(start, a column of ones for the items start .. start + CHUNK - 1), in item order: the
+    blocks of one global neighbourhood's kernel, with its one distinct column."""
+    ones = np.ones((min(CHUNK, items), 1))
+    for start in range(0, items, CHUNK):
+        yield start, ones[: min(CHUNK, items - start)]
 
 
 def moments_from_sums(
@@ -170,33 +261,35 @@ def block_sums(
 ) -> FloatArray:
     """``kernel.T @ V`` for the (M, d) matrix V whose rows start .. stop - 1 are
     ``columns(start, stop)``, built one block at a time so that V is never stored: (G, d)."""
-    if isinstance(kernel, np.ndarray | BlockKernel) and not is_global(kernel):
+    if isinstance(kernel, np.ndarray | BlockKernel):
+        glob = is_global(kernel)  # as in scale_sums_with: one column of ones, scaled at the end
         out: FloatArray | None = None
         with one_blas_thread():
-            for start, block in iter_blocks(kernel):
+            for start, block in _ones_blocks(items) if glob else iter_blocks(kernel):
                 part = block.T @ columns(start, start + block.shape[0])
                 out = part if out is None else out + part
         assert out is not None
+        if glob:
+            assert isinstance(kernel, np.ndarray)
+            return np.asarray(kernel[0][:, None] * out, dtype=np.float64)
         return out
     total: FloatArray | None = None
     for start in range(0, items, CHUNK):
         stop = min(start + CHUNK, items)
-        if isinstance(kernel, np.ndarray):  # global: every row the same
-            part = columns(start, stop).sum(axis=0, keepdims=True)
-        else:
-            assert not isinstance(kernel, BlockKernel)
-            part = weighted_sums(kernel[start:stop], columns(start, stop))
+        part = weighted_sums(kernel[start:stop], columns(start, stop))
         total = part if total is None else total + part
     assert total is not None
-    if isinstance(kernel, np.ndarray):
-        return np.asarray(kernel[0][:, None] * total, dtype=np.float64)
     return total
 
 
 def column_products(x: FloatArray, column: FloatArray, start: int, stop: int) -> FloatArray:
     """Rows start .. stop - 1 of [c, c^2, c x] for a new column c next to features x."""
-    col = column[start:stop, None]
-    return np.column_stack([col, col * col, col * x[start:stop]])
+    col = column[start:stop]
+    out = np.empty((col.size, 2 + x.shape[1]), order="F")  # by columns: no temporaries
+    out[:, 0] = col
+    np.multiply(col, col, out=out[:, 1])
+    np.multiply(x[start:stop], col[:, None], out=out[:, 2:])
+    return out
 
 
 def prepend_column(

@@ -295,21 +295,41 @@ class LabeledMoments:
         d = aug.shape[1]
         outer = product_columns(aug)  # upper triangles: each product once, not twice
         k_sq = square(k)
-        mass = column_sums(k)
-        mass_sq = column_sums(k_sq)
-        first = weighted_sums(k, aug)
-        second = symmetric(weighted_sums(k, outer), d)
-        second_sq = symmetric(weighted_sums(k_sq, outer), d)
-        if kb is k:
-            mass_b, first_b, second_b = mass, first, second
-            cross = weighted_sums(multiply(k_sq, k), aug[:, :1])
-            sum_wb2_raw = mass_sq
-        else:
-            mass_b = column_sums(kb)
-            first_b = weighted_sums(kb, aug)
-            second_b = symmetric(weighted_sums(kb, outer), d)
+        if isinstance(k, np.ndarray) and isinstance(kb, np.ndarray):
+            # dense rows: one BLAS product of [k, k^2, kb] with [aug, outer] gives every sum
+            # (aug's first column is the constant, so the masses are its first column)
+            g = k.shape[1]
+            k_sq_rows = np.asarray(k_sq, dtype=np.float64)
+            kernels = [k, k_sq_rows] if kb is k else [k, k_sq_rows, kb]
+            sums = np.hstack(kernels).T @ np.column_stack([aug, outer])
+            first, mass = sums[:g, :d], sums[:g, 0]
+            second = symmetric(sums[:g, d:], d)
+            mass_sq = sums[g : 2 * g, 0]
+            second_sq = symmetric(sums[g : 2 * g, d:], d)
+            if kb is k:
+                mass_b, first_b, second_b = mass, first, second
+                sum_wb2_raw = mass_sq
+            else:
+                first_b, mass_b = sums[2 * g :, :d], sums[2 * g :, 0]
+                second_b = symmetric(sums[2 * g :, d:], d)
+                sum_wb2_raw = square_column_sums(kb)
             cross = weighted_sums(multiply(k_sq, kb), aug[:, :1])
-            sum_wb2_raw = square_column_sums(kb)
+        else:
+            mass = column_sums(k)
+            mass_sq = column_sums(k_sq)
+            first = weighted_sums(k, aug)
+            second = symmetric(weighted_sums(k, outer), d)
+            second_sq = symmetric(weighted_sums(k_sq, outer), d)
+            if kb is k:
+                mass_b, first_b, second_b = mass, first, second
+                cross = weighted_sums(multiply(k_sq, k), aug[:, :1])
+                sum_wb2_raw = mass_sq
+            else:
+                mass_b = column_sums(kb)
+                first_b = weighted_sums(kb, aug)
+                second_b = symmetric(weighted_sums(kb, outer), d)
+                cross = weighted_sums(multiply(k_sq, kb), aug[:, :1])
+                sum_wb2_raw = square_column_sums(kb)
         with np.errstate(divide="ignore", invalid="ignore"):
             sum_w2 = np.where(mass > 0, mass_sq / np.where(mass > 0, mass, 1.0) ** 2, 0.0)
             sum_w4 = np.where(

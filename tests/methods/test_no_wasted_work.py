@@ -1,0 +1,132 @@
+"""Work a profile does not need is not done, and what is done is the same arithmetic as before:
+naive never standardises the signals, the signals' moments are numpy's to the last bit, and the
+table's signals are the input's in canonical order."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from slicewise.data.table import column_moments, make_table
+from slicewise.methods.base import STANDARDIZE_ROWS, LabeledSet, PoolContext, standardize
+from slicewise.methods.options import MethodOptions
+from slicewise.methods.run import Problem, build_context, run
+
+
+def _frame(seed: int = 0, m: int = 3000, n: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    z = rng.normal(size=m)
+    y = (rng.random(m) < 1 / (1 + np.exp(-z))).astype(float)
+    frame = pd.DataFrame(
+        y[:, None] * [1.0, 0.5, 0.2] + rng.normal(size=(m, 3)), columns=["a", "b", "c"]
+    )
+    frame["b"] = frame["b"].round()  # ties beyond Z's
+    frame.loc[rng.random(m) < 0.1, "c"] = np.nan
+    frame["z"] = np.round(z, 1)
+    y[rng.permutation(m)[n:]] = np.nan
+    frame["y"] = y
+    return frame
+
+
+def _context(frame: pd.DataFrame) -> PoolContext:
+    table = make_table(
+        frame, z="z", signals=["a", "b", "c"], label="y", kind="continuous", canonical=True
+    )
+    return build_context(table)
+
+
+@pytest.mark.parametrize(
+    "shape", [(1, 3), (5, 2), (STANDARDIZE_ROWS, 4), (3 * STANDARDIZE_ROWS + 7, 6), (40_000, 1)]
+)
+def test_column_moments_are_numpys_to_the_last_bit(shape: tuple[int, int]) -> None:
+    rng = np.random.default_rng(shape[0])
+    values = rng.normal(size=shape) * rng.uniform(0.1, 100, shape[1]) + rng.uniform(-1e3, 1e3)
+    mean, sd = column_moments(values)
+    np.testing.assert_array_equal(mean, values.mean(axis=0))
+    np.testing.assert_array_equal(sd, values.std(axis=0))
+    fortran = np.asfortranarray(values)  # summed in another order by numpy too
+    np.testing.assert_array_equal(column_moments(fortran)[1], fortran.std(axis=0))
+
+
+def test_naive_never_standardises_the_signals() -> None:
+    ctx = _context(_frame())
+    labeled = LabeledSet.from_table(ctx.table)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run(Problem(ctx, labeled), "naive", MethodOptions(), level=0.95, target="pool")
+    assert "features" not in ctx.__dict__
+    assert "signal_moments" not in ctx.table.__dict__
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run(Problem(ctx, labeled), "lace", MethodOptions(), level=0.95, target="pool")
+    assert "features" in ctx.__dict__
+
+
+def test_the_standardisation_made_on_first_use_is_standardize() -> None:
+    ctx = _context(_frame(1))
+    features, mean, scale = standardize(ctx.table.signals)
+    np.testing.assert_array_equal(ctx.signal_scale, scale)  # asked first: all three are made
+    np.testing.assert_array_equal(ctx.features, features)
+    np.testing.assert_array_equal(ctx.signal_mean, mean)
+    expected = (ctx.table.signals - ctx.table.signals.mean(axis=0)) / ctx.table.signals.std(axis=0)
+    np.testing.assert_allclose(ctx.features, expected, rtol=1e-14, atol=1e-14)
+    with pytest.raises(AttributeError, match="no attribute 'feature'"):
+        getattr(ctx, "feature")  # noqa: B009
+
+
+def test_table_signals_are_the_inputs_in_canonical_order() -> None:
+    frame = _frame(2)
+    columns = ["a", "b", "c"]
+    kwargs = {"z": "z", "signals": columns, "label": "y", "kind": "continuous"}
+    table = make_table(frame, canonical=True, **kwargs)
+    plain = make_table(frame, canonical=False, **kwargs)
+    assert table.rows is not None
+    assert plain.rows is None
+    raw = frame[columns].to_numpy()[table.rows]
+    observed = ~np.isnan(raw)
+    np.testing.assert_array_equal(table.signals[:, :3][observed], raw[observed])
+    np.testing.assert_array_equal(table.signals[:, 3], np.isnan(raw[:, 2]))  # the indicator
+    np.testing.assert_allclose(table.signals[:, :3], plain.signals[table.rows][:, :3], rtol=1e-15)
+    np.testing.assert_array_equal(table.z, plain.z[table.rows])
+    np.testing.assert_array_equal(table.label, plain.label[table.rows])
+
+
+def test_standardize_in_blocks_is_the_plain_formula() -> None:
+    rng = np.random.default_rng(4)
+    values = rng.normal(size=(3 * STANDARDIZE_ROWS + 7, 4)) * [1.0, 3.0, 0.5, 1.0] + 2.0
+    values[:, 3] = 7.0  # constant: scale 1
+    features, mean, scale = standardize(values)
+    np.testing.assert_array_equal(mean, values.mean(axis=0))
+    np.testing.assert_array_equal(scale, np.where(values.std(axis=0) > 0, values.std(axis=0), 1))
+    np.testing.assert_array_equal(features, (values - values.mean(axis=0)) / scale)
+    np.testing.assert_array_equal(features[:, 3], 0.0)
+
+
+@pytest.mark.parametrize("same", [True, False])
+@pytest.mark.parametrize("design", [False, True])
+def test_labeled_sums_of_dense_rows_are_the_sparse_ones(
+    same: bool, design: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import scipy.sparse as sp
+
+    from slicewise.moments import kernel_ops
+    from slicewise.moments.sums import LabeledMoments
+
+    rng = np.random.default_rng(9)
+    n, g = 400, 7
+    k = np.exp(-0.5 * rng.normal(size=(n, g)) ** 2) * (rng.random((n, g)) < 0.7)
+    kb = k if same else np.exp(-0.1 * rng.normal(size=(n, g)) ** 2)
+    y, x = rng.random(n), rng.normal(size=(n, 3))
+    pi = rng.uniform(0.2, 1.0, n) if design else None
+    dense = LabeledMoments.from_rows(k, kb, y, x, pi=pi)
+    monkeypatch.setattr(kernel_ops, "DENSE_LIMIT", 0)  # sparse rows stay sparse
+    k_sparse = sp.csr_array(k)
+    kb_sparse = k_sparse if same else sp.csr_array(kb)
+    sparse = LabeledMoments.from_rows(k_sparse, kb_sparse, y, x, pi=pi)
+    for name in ("mass", "mass_b", "mean", "second", "second_sq", "mean_b", "second_b"):
+        np.testing.assert_allclose(getattr(dense, name), getattr(sparse, name), rtol=1e-12)
+    for name in ("sum_w2", "sum_w2_wb", "sum_wb2", "sum_w4"):
+        np.testing.assert_allclose(getattr(dense, name), getattr(sparse, name), rtol=1e-12)
