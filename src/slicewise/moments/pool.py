@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._threads import one_blas_thread
-from .._typing import FloatArray, PoolKernel
+from .._typing import BoolArray, FloatArray, PoolKernel
 from ..locality.weights import BLOCK_ROWS, BlockKernel
 from .kernel_ops import (
     CHUNK,
@@ -146,6 +146,23 @@ def scale_sums_with(
     return sums, total[:, start_extra:]
 
 
+def _doubled_bandwidth(kernels: Sequence[FloatArray | BlockKernel]) -> BoolArray:
+    """``out[i]``: kernel i is the first one at twice its bandwidth (a Gaussian kernel block
+    kernel on the same items and grid), so its entries are the fourth roots of the first's."""
+    head = kernels[0]
+    out = np.zeros(len(kernels), dtype=np.bool_)
+    if not isinstance(head, BlockKernel):
+        return out
+    for i, kernel in enumerate(kernels[1:], start=1):
+        out[i] = (
+            isinstance(kernel, BlockKernel)
+            and kernel.z is head.z
+            and np.array_equal(kernel.grid, head.grid)
+            and np.array_equal(kernel.bandwidth, 2.0 * head.bandwidth)
+        )
+    return out
+
+
 def scales_sums_with(
     kernels: Sequence[FloatArray | BlockKernel],
     x: FloatArray,
@@ -177,6 +194,8 @@ def scales_sums_with(
     buffer[:, 0] = 1.0
     ones = np.ones((rows_max, 1))
     rows_buffer = np.empty((rows_max, max(kernel.shape[1] for kernel in kernels)))
+    root = _doubled_bandwidth(kernels)
+    first_buffer = np.empty((rows_max, kernels[0].shape[1])) if root.any() else None
     with one_blas_thread():
         for start in range(0, m, rows_max):
             stop = min(start + rows_max, m)
@@ -184,9 +203,17 @@ def scales_sums_with(
             stacked[:, start_x : start_x + p] = x[start:stop]
             product_columns(stacked[:, start_x : start_x + p], out=stacked[:, 1 + p : start_extra])
             stacked[:, start_extra:] = columns(start, stop)
+            first: FloatArray | None = None
             for i, kernel in enumerate(kernels):
                 if glob[i]:
                     block = ones[: stop - start]
+                elif root[i] and first is not None:
+                    # exp(-u^2 / 8) = exp(-u^2 / 2) ** (1 / 4): two square roots, not an exp
+                    block = np.sqrt(first, out=rows_buffer[: stop - start, : kernel.shape[1]])
+                    np.sqrt(block, out=block)
+                elif i == 0 and first_buffer is not None:
+                    assert isinstance(kernel, BlockKernel)
+                    block = first = kernel.block(start, stop, out=first_buffer[: stop - start])
                 elif isinstance(kernel, BlockKernel):
                     block = kernel.block(
                         start, stop, out=rows_buffer[: stop - start, : kernel.shape[1]]
