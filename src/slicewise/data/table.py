@@ -109,13 +109,24 @@ class ItemTable:
         return int(self.labeled.sum())
 
 
+#: A column whose standard deviation is at most this share of its |mean| is constant: the sd
+#: of a constant column is the rounding of its mean (about 1e-17 of it), not exactly 0.
+CONSTANT_RTOL = 1e-12
+
+
+def constant_as_zero(mean: FloatArray, sd: FloatArray) -> FloatArray:
+    """``sd`` with the columns that are constant up to rounding set to exactly 0."""
+    return np.where(sd <= CONSTANT_RTOL * np.abs(mean), 0.0, sd)
+
+
 def column_moments(values: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``values.mean(axis=0)`` and ``values.std(axis=0)`` of an (M, K) array, to the last bit,
-    with one pass fewer: ``std`` is given the mean, the very array it would compute first."""
+    with one pass fewer: ``std`` is given the mean, the very array it would compute first.
+    A constant column's sd is exactly 0 (:func:`constant_as_zero`)."""
     if not values.shape[1]:
         return np.zeros(0), np.zeros(0)
     mean = values.mean(axis=0, keepdims=True)
-    return mean[0], values.std(axis=0, mean=mean)
+    return mean[0], constant_as_zero(mean[0], values.std(axis=0, mean=mean))
 
 
 def _check_columns(frame: pd.DataFrame, columns: Sequence[str], *, name: str, func: str) -> None:

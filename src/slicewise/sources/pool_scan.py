@@ -15,7 +15,7 @@ import pandas as pd
 
 from .._typing import KINDS, FloatArray, Kind, ObjectArray
 from .._validation import check_choice, column_list, format_examples, signal_index
-from ..data.table import ORDINAL_MAX_LEVELS, ItemTable, lexsort_by_ties
+from ..data.table import ORDINAL_MAX_LEVELS, ItemTable, constant_as_zero, lexsort_by_ties
 from ..exceptions import ConstantSignalWarning, FullyLabeledWarning
 from ..io.join import _gold_labels
 from .context import StreamedContext, needed_scales, streamed_locality
@@ -54,7 +54,7 @@ class PoolScan:
         self.lab_z, self.lab_s, self.y = self._labeled()
         n, mean, m2 = stats.signal_moments
         self.signal_mean = mean if signals else np.zeros(0)
-        self.signal_sd = np.sqrt(m2 / n) if signals else np.zeros(0)
+        self.signal_sd = constant_as_zero(mean, np.sqrt(m2 / n)) if signals else np.zeros(0)
 
     @classmethod
     def start(
