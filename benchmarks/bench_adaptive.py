@@ -20,8 +20,8 @@ Scenarios (full-pool truth known in each; the target is the pool profile):
 * ``llmbar``: LLMBar (../shared/data), Y = gold preference, four judges' Metrics_Reference
   verdicts, Z = subset (13 categories, M = 1,173); method global_cv; batches of 100.
 
-Per scenario and strategy: mean over the grid of the MSE, the worst grid point's MSE, the
-coverage of the 95% intervals (all grid points, and the worst grid point; a slice labeled
+Per scenario and strategy (uniform labeling at every batch multiplier): mean over the grid of
+the MSE, the worst grid point's MSE, the coverage of the 95% intervals (all grid points, and the worst grid point; a slice labeled
 completely has its exact mean and a zero-width interval, counted as covering when the error is
 within :data:`COVER_TOL` of rounding), the mean worst-slice
 half-width, and the labels uniform labeling needs for the adaptive mean worst-slice half-width
@@ -362,7 +362,10 @@ def main() -> None:
                 worse_lines.append(f"| {sc.name} | " + never_worse(adaptive_runs, runs))
             uniform_curve.append(summarize(runs))
         uniform = uniform_curve[0]
-        for name, row in (("adaptive", adaptive), ("uniform", uniform)):
+        rows = [("adaptive", adaptive), ("uniform", uniform)]
+        curve_rows = zip(multipliers[1:], uniform_curve[1:], strict=True)
+        rows += [(f"uniform, batch x{m:g}", u) for m, u in curve_rows]
+        for name, row in rows:
             lines.append(
                 f"| {sc.name} | {name} | {row['labels']:.0f} | {row['mean_mse']:.3g} | "
                 f"{row['worst_mse']:.3g} | {row['coverage']:.3f} | {row['worst_coverage']:.3f} | "
