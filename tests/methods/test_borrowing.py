@@ -253,10 +253,6 @@ def _setting_c_draws(draws: int, labels: int) -> tuple[np.ndarray, np.ndarray, n
     return np.array(errors), np.array(ses), np.array(covered)
 
 
-#: Covered of 1,000 (100 draws x 10 categories) in the test below.
-PINNED_SETTING_C = 938
-
-
 @pytest.mark.slow
 def test_learned_candidate_variance_when_a_fifth_is_labeled() -> None:
     """The learned candidates' prediction is centred at the pool mean of the feature (labeled
@@ -276,7 +272,6 @@ def test_learned_candidate_variance_when_a_fifth_is_labeled() -> None:
     z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
     assert np.all(np.abs(z_bias) < 3.0), z_bias
     assert np.all(ratio > 0.8), ratio  # before: 0.66-0.79 in categories 0, 1 and 9
-    count = int(covered.sum())
-    assert count == PINNED_SETTING_C, count
-    assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
+    count = int(covered.sum())  # 938 of 1,000 after the fix
+    assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01, count
     assert covered.mean(axis=0).min() >= 0.88, covered.mean(axis=0)
