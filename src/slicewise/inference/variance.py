@@ -188,6 +188,12 @@ def plus_two_variance(n_eff: FloatArray, mean: FloatArray) -> FloatArray:
         return np.asarray(p * (1.0 - p) / (n_eff + 2.0), dtype=np.float64)
 
 
+#: Below this many effective labeled items on the minority side (n_eff,L min(Ybar, 1 - Ybar)) the
+#: variance of a kernel-weighted mean is floored at Kish's homoscedastic value
+#: (:func:`degenerate_floor`): the usual "n p >= 5" condition of the normal approximation.
+MIN_MINORITY = 5.0
+
+
 def degenerate_floor(lab: LabeledMoments, var_y: FloatArray) -> FloatArray:
     """Variance floor where the labels of a neighbourhood cannot show their own variance.
 
@@ -198,13 +204,41 @@ def degenerate_floor(lab: LabeledMoments, var_y: FloatArray) -> FloatArray:
     sample variance collapses toward zero although the mean is uncertain (measured: PSN-IRT by
     difficulty, slices whose truth is about 0.99, gold-only and auto intervals covered 0.31 at
     250 labels). We floor the per-neighbourhood variance of the labeled mean at the Agresti-Coull
-    value (:func:`plus_two_variance`); elsewhere the floor is 0. A variance that cannot be
-    estimated at all (too few labels) stays NaN: ``np.maximum`` propagates it.
+    value (:func:`plus_two_variance`).
+
+    Where the minority side holds at least one but fewer than ``MIN_MINORITY`` (5) effective
+    labeled items, the weighted variance sum_L w_i^2 (Y_i - Ybar)^2 rests on those few items and
+    on where they fall in the kernel: items in its tail (small w_i) make it small exactly when
+    they make the mean close to the boundary, so the standard error and the error are strongly
+    correlated (measured: PSN-IRT model_11 by difficulty at z = 1.0, truth 0.986, 2000 labels,
+    about 3 effective labeled failures: correlation -0.88 over 200 draws; the gold-only
+    Wilson-type interval missed 15.5% of them, 12.5% from below). There the floor is Kish's
+    homoscedastic value
+
+    .. math::
+
+        \\frac{\\sum_L w_i (Y_i - \\bar Y_L)^2}{n_{eff,L} - 1},
+
+    the variance the same weighted mean would have if the label variance did not change across
+    the neighbourhood, i.e. the design effect of the kernel-weighted mean is truncated at 1, as
+    Korn and Graubard (1998) truncate the design effect of a survey proportion where its estimate
+    is unstable. For equal weights it equals the usual variance q / (n - 1) of a mean, so a
+    categorical slice is unchanged. Elsewhere the floor is 0. A variance that cannot be estimated
+    at all (too few labels) stays NaN: ``np.maximum`` propagates it.
+
+    References
+    ----------
+    Korn, E. L. and Graubard, B. I. (1998). Confidence intervals for proportions with small
+    expected number of positive counts estimated from survey data. *Survey Methodology* 24,
+    193-201.
     """
     n_eff = lab.n_eff
     mean = lab.mean[:, 1]
     value = plus_two_variance(n_eff, mean)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
         minority = n_eff * np.minimum(mean, 1.0 - mean)
+        kish = np.where(n_eff > 1.0, var_y / np.where(n_eff > 1.0, n_eff - 1.0, 1.0), np.nan)
     degenerate = (var_y <= 1e-12) | (minority < 1.0)
-    return np.where((n_eff > 0) & np.isfinite(value) & degenerate, value, 0.0)
+    few = ~degenerate & (minority < MIN_MINORITY) & np.isfinite(kish)
+    floor = np.where(few, kish, 0.0)
+    return np.where((n_eff > 0) & np.isfinite(value) & degenerate, value, floor)
