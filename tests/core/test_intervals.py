@@ -299,7 +299,7 @@ def test_default_intervals_cover_per_slice_where_t_intervals_miss() -> None:
     """A continuous profile rising to a mean of 0.98 (labels in {0, 1}), 500 labels from 20,000
     items, 300 label draws (``sw.study``, pool target). The symmetric t interval's coverage drops
     below 0.92 at the high end, where its se shrinks with the estimate (0.917 for the gold-only
-    mean; 0.903 before the variance floor of ``inference.variance.degenerate_floor`` covered
+    mean; 0.903 before ``inference.variance.design_effect_factor`` truncated the design effect in
     neighbourhoods with fewer than 5 effective failures); the default (Wilson-type) interval
     covers at least 0.92 at every grid point, for the gold-only mean and for lace."""
     rng = np.random.default_rng(11)
@@ -338,7 +338,8 @@ def test_kernel_mean_with_few_failures_covers_at_the_boundary() -> None:
     failures) the few failures mostly fall in the kernel's tail, at levels 9/11 and 10/11: the
     weighted variance is then small exactly when the estimate is close to 1. With the variance
     taken as it comes the gold-only Wilson-type interval covered 337 of 400 draws (0.84); the
-    Kish floor of ``inference.variance.degenerate_floor`` (fewer than 5 effective failures) gives
+    truncation of its design effect at 1 (``inference.variance.design_effect_factor``, fewer
+    than 5 effective failures) gives
     385. The count is pinned and a binomial test at 0.95 must not reject."""
     res = sw.study(
         _piled_at_one(0), z="z", kind="continuous", label="y", signals="s", methods=["naive"],
@@ -353,8 +354,8 @@ def test_kernel_mean_with_few_failures_covers_at_the_boundary() -> None:
     assert stats.binomtest(covered, 400, 0.95).pvalue > 0.05
 
 
-def test_kish_floor_leaves_equal_weights_unchanged() -> None:
-    """For a categorical slice (equal weights) the Kish floor equals the usual variance
+def test_design_effect_truncation_leaves_equal_weights_unchanged() -> None:
+    """For a categorical slice (equal weights) the design effect is exactly 1: the usual variance
     q (1 - pi) / (n - 1) of a mean of n labels with mean p, q = p (1 - p): a slice with 3
     failures among 40 labels reports exactly that."""
     rng = np.random.default_rng(2)
