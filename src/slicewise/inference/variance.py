@@ -76,7 +76,8 @@ residual sum of squares (n for equal weights; below n_eff,L for kernel weights) 
 degrees of freedom of a weighted mean with a fitted coefficient; normal quantiles in the limit.
 Where every labeled item of a neighbourhood has the same label the residual variance is zero, or
 fewer than one effective labeled item lies on the minority side; there it is floored at the
-Agresti-Coull value (:func:`degenerate_floor`).
+Agresti-Coull value (:func:`degenerate_floor`); where it holds fewer than 5, the design effect of
+the weighted mean is truncated at 1 (:func:`design_effect_factor`).
 """
 
 from __future__ import annotations
@@ -153,9 +154,12 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
     var_e = lab.quadratic(coef, squared=False)
     var_y = lab.quadratic(zero, squared=False)
     floor = degenerate_floor(lab, var_y)
+    factor = design_effect_factor(lab, var_y, label_sq)
     if lab.second_sq_pi is None:
-        var_pool = np.maximum((1.0 - fraction) * kappa * resid_sq, (1.0 - fraction) * floor)
-        var_pop = var_pool + fraction * np.maximum(kappa_naive * label_sq, floor)
+        var_pool = np.maximum(
+            (1.0 - fraction) * kappa * resid_sq * factor, (1.0 - fraction) * floor
+        )
+        var_pop = var_pool + fraction * np.maximum(kappa_naive * label_sq * factor, floor)
     else:
         with np.errstate(invalid="ignore", divide="ignore"):
             calibration = lab.mass / np.where(pool.mass > 0, pool.mass, np.nan)
@@ -163,9 +167,9 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
             bound = 1.0 / np.where(pi_max > 0, pi_max, np.nan)
         fpc_calibration = np.fmin(calibration, bound)
         design_sq = np.maximum(resid_sq - fpc_calibration * lab.design_quadratic(coef), 0.0)
-        var_pool = np.maximum(kappa * design_sq, (1.0 - fraction) * floor)
+        var_pool = np.maximum(kappa * design_sq * factor, (1.0 - fraction) * floor)
         label_pi = calibration * lab.design_quadratic(zero)
-        var_pop = var_pool + np.maximum(kappa_naive * label_pi, fraction * floor)
+        var_pop = var_pool + np.maximum(kappa_naive * label_pi * factor, fraction * floor)
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = np.where(var_y > 0, 1.0 - var_e / np.where(var_y > 0, var_y, 1.0), 0.0)
         gain = 1.0 / (1.0 - (1.0 - fraction) * r2)
@@ -208,3 +212,51 @@ def degenerate_floor(lab: LabeledMoments, var_y: FloatArray) -> FloatArray:
         minority = n_eff * np.minimum(mean, 1.0 - mean)
     degenerate = (var_y <= 1e-12) | (minority < 1.0)
     return np.where((n_eff > 0) & np.isfinite(value) & degenerate, value, 0.0)
+
+
+#: Below this many effective labeled items on the minority side, n_eff,L min(Ybar, 1 - Ybar), the
+#: design effect of a kernel-weighted mean is truncated at 1 (:func:`design_effect_factor`): the
+#: usual "n p >= 5" condition of the normal approximation.
+MIN_MINORITY = 5.0
+
+
+def design_effect_factor(
+    lab: LabeledMoments, var_y: FloatArray, label_sq: FloatArray
+) -> FloatArray:
+    """Factor (>= 1) on a variance where a few labels on the minority side carry it.
+
+    Where the minority side holds at least one but fewer than ``MIN_MINORITY`` (5) effective
+    labeled items, the weighted variance sum_L w_i^2 (Y_i - Ybar)^2 rests on those few items and
+    on where they fall in the kernel: items in its tail (small w_i) make it small exactly when
+    they make the mean close to the boundary, so the standard error and the error are strongly
+    correlated (measured: PSN-IRT model_11 by difficulty at z = 1.0, truth 0.986, 2000 labels,
+    about 3 effective labeled failures: correlation -0.88 over 200 draws; the gold-only
+    Wilson-type interval missed 15.5% of them, 12.5% from below). There the design effect of the
+    labeled mean, its variance over Kish's homoscedastic value,
+
+    .. math::
+
+        d(z) = \\frac{\\sum_L w_i^2 (Y_i - \\bar Y_L)^2 / (1 - \\sum_L w_i^2)}
+                    {\\sum_L w_i (Y_i - \\bar Y_L)^2 / (n_{eff,L} - 1)},
+
+    is truncated at 1, as Korn and Graubard (1998) truncate the design effect of a survey
+    proportion where its estimate is unstable: the factor is max(1, 1 / d(z)) there and 1
+    elsewhere. Every variance of the neighbourhood (the gold-only mean's, and a control
+    variate's, whose gain over it is kept) is multiplied by it. Equal weights give d = 1
+    exactly, so a categorical slice is unchanged.
+
+    References
+    ----------
+    Korn, E. L. and Graubard, B. I. (1998). Confidence intervals for proportions with small
+    expected number of positive counts estimated from survey data. *Survey Methodology* 24,
+    193-201.
+    """
+    n_eff = lab.n_eff
+    mean = lab.mean[:, 1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        minority = n_eff * np.minimum(mean, 1.0 - mean)
+        kish = var_y / np.where(n_eff > 1.0, n_eff - 1.0, np.nan)
+        naive = label_sq / (1.0 - lab.sum_w2)
+        ratio = kish / np.where(naive > 0, naive, np.nan)
+    few = (minority >= 1.0) & (minority < MIN_MINORITY) & (var_y > 1e-12) & np.isfinite(ratio)
+    return np.where(few, np.maximum(ratio, 1.0), 1.0)

@@ -37,7 +37,7 @@ from ..inference.cv_variance import (
     design_weights,
     selection_correction,
 )
-from ..inference.variance import degenerate_floor
+from ..inference.variance import degenerate_floor, design_effect_factor
 from ..moments.kernel_ops import take_rows
 from ..moments.sums import LabeledMoments, PoolMoments
 from ..smoothing.guard import PRECISE_LABELS
@@ -301,13 +301,15 @@ def _cross_fitted_fit(
     rows = take_rows(pool.kernel, labeled.index)
     lab0 = LabeledMoments.from_rows(rows, rows, labeled.y, np.zeros((labeled.n, 0)), pi=labeled.pi)
     zero = np.zeros((ctx.grid_size, 0))
-    floor = degenerate_floor(lab0, lab0.quadratic(zero, squared=False))
+    var_y = lab0.quadratic(zero, squared=False)
+    floor = degenerate_floor(lab0, var_y)
     sum_w2 = lab0.sum_w2
     label_sq = lab0.quadratic(zero, squared=True)
+    factor = design_effect_factor(lab0, var_y, label_sq)
     with np.errstate(divide="ignore", invalid="ignore"):
         label_part = np.where(sum_w2 < 1.0, label_sq / (1.0 - sum_w2), np.nan)
-        var_pool = np.maximum(chosen.variance, (1.0 - fraction) * floor)
-        var_pop = var_pool + fraction * np.maximum(label_part, floor)
+        var_pool = np.maximum(chosen.variance * factor, (1.0 - fraction) * floor)
+        var_pop = var_pool + fraction * np.maximum(label_part * factor, floor)
         naive_var = (1.0 - fraction) * label_part
         r2 = np.where(naive_var > 0, 1.0 - chosen.variance / naive_var, 0.0)
         gain = 1.0 / (1.0 - (1.0 - fraction) * r2)
