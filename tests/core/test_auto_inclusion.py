@@ -23,8 +23,6 @@ from slicewise.methods.registry import METHODS
 from slicewise.methods.run import build_context
 
 SIGNALS = ["judge", "other"]
-#: Covered of 500 (100 draws x 5 levels) in the learned-candidate test below.
-PINNED_LEARNED = 460
 
 
 def _frame(case: str, seed: int = 0, m: int = 3000, n: int = 300) -> pd.DataFrame:
@@ -182,9 +180,9 @@ def test_learned_candidates_under_unequal_probabilities_unbiased_and_cover() -> 
     z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
     assert np.all(np.abs(z_bias) < 3.0), z_bias
     count = int(covered.sum())
-    assert count == PINNED_LEARNED, count  # 0.92: auto's choice among many candidates, not the
-    # design (its unweighted version covers 0.90 on LLMBar, docs/results/adaptive.md)
-    assert count / covered.size >= 0.91
+    # 460-468 of 500 measured: auto's choice among many candidates, not the design (its
+    # unweighted version covers 0.90 on LLMBar, docs/results/adaptive.md)
+    assert count / covered.size >= 0.91, count
     assert covered.mean(axis=0).min() >= 0.89, covered.mean(axis=0)
 
 

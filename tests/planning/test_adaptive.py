@@ -257,9 +257,6 @@ def test_a_slice_past_half_labeled_is_labeled_completely(seed: int) -> None:
     assert frame.loc["tiny", "se"] == 0.0
 
 
-PINNED_SMALL_SLICE = 384  # of 400
-
-
 def _small_slice_protocol(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Pilot of 100 and three adaptive batches of 120 on the small-slice pool, then global_cv
     with inclusion='pi': error and coverage per group (a, b, c, tiny)."""
@@ -296,9 +293,8 @@ def test_small_slice_protocol_covers() -> None:
         runs = [_small_slice_protocol(seed) for seed in range(draws)]
     errors = np.array([r[0] for r in runs])
     covered = np.array([r[1] for r in runs])
-    count = int(covered.sum())
-    assert count == PINNED_SMALL_SLICE, count
-    assert 0.93 <= count / covered.size <= 0.97
+    count = int(covered.sum())  # 384 of 400 measured
+    assert 0.93 <= count / covered.size <= 0.97, count
     assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
     assert covered.mean(axis=0).min() >= 0.90, covered.mean(axis=0)
     assert np.abs(errors[:, 3]).max() < 1e-12  # tiny: labeled completely, its exact mean
@@ -306,9 +302,6 @@ def test_small_slice_protocol_covers() -> None:
     # here, 0.0049 (3.3) with the completion switched off and 0.0030 (2.1) under uniform
     # labeling of the same pools and pilots (docs/results/adaptive.md): not from this rule, and
     # not settled in this round.
-
-
-PINNED_AUTO = 380  # of 400: 0.950
 
 
 def _auto_protocol(seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -341,8 +334,7 @@ def test_default_auto_protocol_is_unbiased_and_covers() -> None:
     covered = np.array([r[1] for r in runs])
     z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
     assert np.all(np.abs(z_bias) < 3.0), z_bias
-    count = int(covered.sum())
-    assert count == PINNED_AUTO, count
-    assert 0.93 <= count / covered.size <= 0.97
+    count = int(covered.sum())  # 380 of 400 measured
+    assert 0.93 <= count / covered.size <= 0.97, count
     assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
     assert covered.mean(axis=0).min() >= 0.88, covered.mean(axis=0)
