@@ -95,8 +95,7 @@ def scale_sums_with(
     a method that needs sums of its own columns (a learned prediction) beside those of the
     signals pays for one pass instead of two. Returns the sums and the (G, width) extra sums.
     """
-    g, p = kernel.shape[1], x.shape[1]
-    width_x = p * (p + 1) // 2 if products else 0
+    g = kernel.shape[1]
     extra = width if columns is not None else 0
     if not isinstance(kernel, np.ndarray | BlockKernel):  # sparse
         sums = ScaleSums(
@@ -108,42 +107,10 @@ def scale_sums_with(
         if columns is None:
             return sums, np.zeros((g, 0))
         return sums, block_sums(kernel, columns, items=x.shape[0])
-    # one global neighbourhood: every row of the kernel is kernel[0], so the pass is made with a
-    # kernel of one column of ones and its sums are scaled by kernel[0] at the end
-    glob = is_global(kernel)
-    blocks = _ones_blocks(kernel.shape[0]) if glob else iter_blocks(kernel)
-    sq_mass = np.zeros(1 if glob else g)
-    # the columns [1, x, upper xx', extra] of a block, in one buffer (the kernel mass is the
-    # product with the column of ones: no separate pass over the block)
-    start_x, start_extra = 1, 1 + p + width_x
-    total = np.zeros((sq_mass.size, start_extra + extra))
     block_rows = BLOCK_ROWS if isinstance(kernel, BlockKernel) else CHUNK
-    buffer = np.empty((min(block_rows, kernel.shape[0]), start_extra + extra), order="F")
-    buffer[:, 0] = 1.0
-    with one_blas_thread():
-        for start, block in blocks:
-            sq_mass += np.einsum("ij,ij->j", block, block)
-            rows = block.shape[0]
-            stacked = buffer[:rows]
-            stacked[:, start_x : start_x + p] = x[start : start + rows]
-            if width_x:
-                product_columns(
-                    stacked[:, start_x : start_x + p], out=stacked[:, 1 + p : start_extra]
-                )
-            if columns is not None:
-                stacked[:, start_extra:] = columns(start, start + rows)
-            total += block.T @ stacked
-    if glob:
-        assert isinstance(kernel, np.ndarray)
-        total = kernel[0][:, None] * total
-        sq_mass = kernel[0] ** 2 * sq_mass
-    sums = ScaleSums(
-        mass=total[:, 0],
-        sq_mass=sq_mass,
-        first=total[:, start_x : start_x + p],
-        second=total[:, 1 + p : start_extra],
-    )
-    return sums, total[:, start_extra:]
+    return scales_sums_with(
+        [kernel], x, columns, extra, shared=extra, products=products, block_rows=block_rows
+    )[0]
 
 
 def _doubled_bandwidth(kernels: Sequence[FloatArray | BlockKernel]) -> BoolArray:
@@ -166,24 +133,28 @@ def _doubled_bandwidth(kernels: Sequence[FloatArray | BlockKernel]) -> BoolArray
 def scales_sums_with(
     kernels: Sequence[FloatArray | BlockKernel],
     x: FloatArray,
-    columns: Callable[[int, int], FloatArray],
+    columns: Callable[[int, int], FloatArray] | None,
     width: int,
     *,
     shared: int,
+    products: bool = True,
+    block_rows: int = BLOCK_ROWS,
 ) -> list[tuple[ScaleSums, FloatArray]]:
     """:func:`scale_sums_with` at several dense kernels (block kernels, stored or global ones)
     in one pass over the items: the columns [1, x, upper xx', V] of each block are made once
-    and multiplied by each kernel's rows in turn.
+    and multiplied by each kernel's rows in turn (the kernel mass is the product with the column
+    of ones; a global kernel, every row kernel[0], is passed as one column of ones and its sums
+    scaled by kernel[0] at the end).
 
-    V's rows start .. stop - 1 are ``columns(start, stop)`` (shape (rows, width)); its first
-    ``shared`` columns are summed at every kernel, the others at the first kernel only (a
-    learned prediction's fold models at h). Returns, per kernel, the sums of ``x`` and the
-    (G, width) or (G, shared) sums of V.
+    V's rows start .. stop - 1 are ``columns(start, stop)`` (shape (rows, width); none when
+    ``columns`` is None); its first ``shared`` columns are summed at every kernel, the others at
+    the first kernel only (a learned prediction's fold models at h). ``products=False`` leaves
+    out xx'. Returns, per kernel, the sums of ``x`` and the (G, width) or (G, shared) sums of V.
     """
     m, p = x.shape
-    width_x = p * (p + 1) // 2
+    width_x = p * (p + 1) // 2 if products else 0
     start_x, start_extra = 1, 1 + p + width_x
-    rows_max = max(1, min(BLOCK_ROWS, m))
+    rows_max = max(1, min(block_rows, m))
     glob = [is_global(kernel) for kernel in kernels]
     sizes = [start_extra + (width if i == 0 else shared) for i in range(len(kernels))]
     totals = [
@@ -201,8 +172,12 @@ def scales_sums_with(
             stop = min(start + rows_max, m)
             stacked = buffer[: stop - start]
             stacked[:, start_x : start_x + p] = x[start:stop]
-            product_columns(stacked[:, start_x : start_x + p], out=stacked[:, 1 + p : start_extra])
-            stacked[:, start_extra:] = columns(start, stop)
+            if width_x:
+                product_columns(
+                    stacked[:, start_x : start_x + p], out=stacked[:, 1 + p : start_extra]
+                )
+            if columns is not None:
+                stacked[:, start_extra:] = columns(start, stop)
             first: FloatArray | None = None
             for i, kernel in enumerate(kernels):
                 if glob[i]:
