@@ -129,6 +129,37 @@ def column_moments(values: FloatArray) -> tuple[FloatArray, FloatArray]:
     return mean[0], constant_as_zero(mean[0], values.std(axis=0, mean=mean))
 
 
+def role_columns(
+    z: str | Sequence[str], signals: str | Sequence[str] | None, label: object, func: str
+) -> tuple[list[str], list[str]]:
+    """The profile and signal column lists of a public function's ``z=`` and ``signals=``,
+    checked for shape: at least one profile column, and ``label`` one column name."""
+    z_cols = column_list(z, name="z", func=func)
+    if not z_cols:
+        raise ValueError(f"The 'z' parameter of {func} must name at least one column.")
+    s_cols = column_list(signals, name="signals", func=func)
+    if not isinstance(label, str):
+        raise TypeError(
+            f"The 'label' parameter of {func} must be a column name. Got {label!r} instead."
+        )
+    return z_cols, s_cols
+
+
+def check_roles(s_cols: Sequence[str], label: str, func: str) -> None:
+    """Each signal listed once, and the label not among the signals."""
+    duplicated = sorted({c for c in s_cols if s_cols.count(c) > 1})
+    if duplicated:
+        raise ValueError(
+            f"The 'signals' parameter of {func} lists column(s) {format_examples(duplicated)} more than "
+            "once; each signal must appear once."
+        )
+    if label in s_cols:
+        raise ValueError(
+            f"The label column '{label}' is also listed in `signals`; a gold label cannot be its "
+            "own cheap signal."
+        )
+
+
 def _check_columns(frame: pd.DataFrame, columns: Sequence[str], *, name: str, func: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
@@ -430,28 +461,11 @@ def make_table(
             f"Parquet, JSON or JSON Lines file. Got {type(data).__name__} instead."
         )
     missing = check_choice(missing, MISSING_RULES, name="missing", func=func)
-    z_cols = column_list(z, name="z", func=func)
-    if not z_cols:
-        raise ValueError(f"The 'z' parameter of {func} must name at least one column.")
-    s_cols = column_list(signals, name="signals", func=func)
-    if not isinstance(label, str):
-        raise TypeError(
-            f"The 'label' parameter of {func} must be a column name. Got {label!r} instead."
-        )
+    z_cols, s_cols = role_columns(z, signals, label, func)
     _check_columns(frame, z_cols, name="z", func=func)
     _check_columns(frame, s_cols, name="signals", func=func)
     _check_columns(frame, [label], name="label", func=func)
-    duplicated = sorted({c for c in s_cols if s_cols.count(c) > 1})
-    if duplicated:
-        raise ValueError(
-            f"The 'signals' parameter of {func} lists column(s) {format_examples(duplicated)} more than "
-            "once; each signal must appear once."
-        )
-    if label in s_cols:
-        raise ValueError(
-            f"The label column '{label}' is also listed in `signals`; a gold label cannot be its "
-            "own cheap signal."
-        )
+    check_roles(s_cols, label, func)
     if len(frame) == 0:
         raise ValueError(f"The table passed to {func} has no rows.")
 

@@ -14,8 +14,15 @@ import numpy as np
 import pandas as pd
 
 from .._typing import KINDS, FloatArray, Kind, ObjectArray
-from .._validation import check_choice, column_list, format_examples, signal_index
-from ..data.table import ORDINAL_MAX_LEVELS, ItemTable, constant_as_zero, lexsort_by_ties
+from .._validation import check_choice, format_examples, signal_index
+from ..data.table import (
+    ORDINAL_MAX_LEVELS,
+    ItemTable,
+    check_roles,
+    constant_as_zero,
+    lexsort_by_ties,
+    role_columns,
+)
 from ..exceptions import ConstantSignalWarning, FullyLabeledWarning
 from ..io.join import _gold_labels
 from .context import StreamedContext, needed_scales, streamed_locality
@@ -69,25 +76,8 @@ class PoolScan:
         on: str | Sequence[str] | None,
     ) -> PoolScan:
         """Check the columns against the source's schema, then run the statistics pass."""
-        z_cols = column_list(z, name="z", func=FUNC)
-        if not z_cols:
-            raise ValueError(f"The 'z' parameter of {FUNC} must name at least one column.")
-        s_cols = column_list(signals, name="signals", func=FUNC)
-        if not isinstance(label, str):
-            raise TypeError(
-                f"The 'label' parameter of {FUNC} must be a column name. Got {label!r} instead."
-            )
-        duplicated = sorted({c for c in s_cols if s_cols.count(c) > 1})
-        if duplicated:
-            raise ValueError(
-                f"The 'signals' parameter of {FUNC} lists column(s) {format_examples(duplicated)} "
-                "more than once; each signal must appear once."
-            )
-        if label in s_cols:
-            raise ValueError(
-                f"The label column '{label}' is also listed in `signals`; a gold label cannot be "
-                "its own cheap signal."
-            )
+        z_cols, s_cols = role_columns(z, signals, label, FUNC)
+        check_roles(s_cols, label, FUNC)
         gold_info = None if gold is None else read_gold(gold, on=on, label=label)
         schema = source.arrow_schema()
         names = list(schema.names)
