@@ -25,7 +25,7 @@ from ._validation import (
 from .data.designs import (
     DomainSample,
 )
-from .data.files import read_table
+from .data.files import as_frame
 from .data.table import ItemTable, _check_columns, _numeric
 from .estimators.survey.base import pool_means
 from .methods.base import LabeledSet
@@ -48,12 +48,7 @@ SMALL_DOMAIN = 10
 
 
 def read_frame(table: pd.DataFrame | str | os.PathLike[str], func: str) -> pd.DataFrame:
-    frame = read_table(table) if isinstance(table, str | os.PathLike) else table
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(
-            f"The 'table' parameter of {func} must be a pandas DataFrame or a path to a CSV, "
-            f"Parquet or JSON Lines file. Got {type(table).__name__} instead."
-        )
+    frame = as_frame(table, name="table", func=func)
     if len(frame) == 0:
         raise ValueError(f"The table passed to {func} has no rows.")
     return frame

@@ -14,6 +14,7 @@ from slicewise.exceptions import (
     EmptyNeighbourhoodWarning,
     FullyLabeledWarning,
 )
+from slicewise.sources.gold import read_gold
 
 
 def frame(m: int = 200, seed: int = 0) -> pd.DataFrame:
@@ -211,3 +212,15 @@ def test_path_inputs_and_unknown_suffix(tmp_path: pytest.TempPathFactory) -> Non
     np.testing.assert_allclose(from_path.estimate, from_frame.estimate, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match=r"suffix '.xlsx' is not a supported table format"):
         run(tmp_path / "items.xlsx")  # type: ignore[operator, arg-type]
+
+
+def test_a_table_that_is_neither_a_frame_nor_a_path_names_the_parameter() -> None:
+    records = frame().to_dict("records")  # a list of rows, not a DataFrame
+    common = {"z": "level", "signals": ["conf"], "label": "correct"}
+    with pytest.raises(TypeError, match=r"'table' parameter of profile .* Got list instead"):
+        sw.profile(records, **common)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"'table' parameter of domains .* Got list instead"):
+        sw.domains(records, domain="level", label="correct")  # type: ignore[arg-type]
+    # the gold table of an out-of-core pool (the in-memory join checks it in slicewise.io.join)
+    with pytest.raises(TypeError, match=r"'gold' parameter of profile .* Got list instead"):
+        read_gold(records, on="id", label="correct")  # type: ignore[arg-type]

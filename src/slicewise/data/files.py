@@ -218,6 +218,18 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     return frame
 
 
+def as_frame(data: object, *, name: str, func: str) -> pd.DataFrame:
+    """``data`` as a DataFrame: a path is read with :func:`read_table`, a DataFrame passes, any
+    other object is a TypeError naming the parameter ``name`` of ``func``."""
+    frame = read_table(data) if isinstance(data, str | os.PathLike) else data
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(
+            f"The '{name}' parameter of {func} must be a pandas DataFrame or a path to a CSV, "
+            f"Parquet, JSON or JSON Lines file. Got {type(data).__name__} instead."
+        )
+    return frame
+
+
 def write_table(frame: pd.DataFrame, path: str | os.PathLike[str]) -> Path:
     """Write ``frame`` as CSV, Parquet, a JSON array of records (``.json``) or JSON Lines."""
     file = Path(path)

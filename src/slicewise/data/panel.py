@@ -28,7 +28,7 @@ import pandas as pd
 
 from .._typing import IntArray, Kind
 from .._validation import check_choice, format_examples
-from .files import read_table
+from .files import as_frame
 from .table import MISSING_RULES, ItemTable, MissingRule, make_table
 
 Layout = Literal["long", "wide"]
@@ -241,12 +241,7 @@ def make_panel(
         on Z, duplicated (model, id) pairs, unequal row counts without ``id``, and every error of
         :func:`slicewise.make_table` for each model's own rows (prefixed by the model name).
     """
-    frame = read_table(data) if isinstance(data, str | os.PathLike) else data
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(
-            f"The 'table' parameter of {func} must be a pandas DataFrame or a path to a CSV, "
-            f"Parquet, JSON or JSON Lines file. Got {type(data).__name__} instead."
-        )
+    frame = as_frame(data, name="table", func=func)
     if len(frame) == 0:
         raise ValueError(f"The table passed to {func} has no rows.")
     missing = check_choice(missing, MISSING_RULES, name="missing", func=func)

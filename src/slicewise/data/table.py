@@ -20,7 +20,7 @@ import pandas as pd
 
 from .._typing import KINDS, BoolArray, FloatArray, IntArray, Kind, ObjectArray
 from .._validation import check_choice, column_list, format_examples
-from .files import read_table
+from .files import as_frame
 
 #: Integer-valued numeric profiles with at most this many distinct values are read as ordinal
 #: when ``kind`` is not given.
@@ -454,12 +454,7 @@ def make_table(
         [0, 1], no labeled rows, or duplicate ids; each message names the column, the rule and the
         offending count.
     """
-    frame = read_table(data) if isinstance(data, str | os.PathLike) else data
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(
-            f"The 'table' parameter of {func} must be a pandas DataFrame or a path to a CSV, "
-            f"Parquet, JSON or JSON Lines file. Got {type(data).__name__} instead."
-        )
+    frame = as_frame(data, name="table", func=func)
     missing = check_choice(missing, MISSING_RULES, name="missing", func=func)
     z_cols, s_cols = role_columns(z, signals, label, func)
     _check_columns(frame, z_cols, name="z", func=func)

@@ -17,7 +17,7 @@ import pandas as pd
 
 from .._typing import FloatArray
 from .._validation import column_list, format_examples
-from ..data.files import read_table
+from ..data.files import as_frame
 from ..io.join import _check_has, _gold_labels, _keys
 from .scan import KEY
 
@@ -47,12 +47,7 @@ def read_gold(
     keys = column_list(on, name="on", func=func)
     if not keys:
         raise ValueError(f"The 'on' parameter of {func} must name at least one key column.")
-    frame = read_table(gold) if isinstance(gold, str | os.PathLike) else gold
-    if not isinstance(frame, pd.DataFrame):
-        raise TypeError(
-            f"The 'gold' parameter of {func} must be a pandas DataFrame or a path to a CSV, "
-            f"Parquet or JSON Lines file. Got {type(gold).__name__} instead."
-        )
+    frame = as_frame(gold, name="gold", func=func)
     _check_has(frame, keys, where="`gold`", role="key (`on`)")
     _check_has(frame, [label], where="`gold`", role="label (`label`)")
     text = _keys(frame, keys, where="`gold`")
