@@ -60,6 +60,29 @@ class CoefficientFit:
         return cls(coef=coef, df=zeros, df2=zeros)
 
 
+def residual_floor(naive_pool: FloatArray, n_eff: FloatArray) -> FloatArray:
+    """Floor of a control variate's pool-target variance: the labels-only one over n_eff,L + 1.
+
+    Where the signals predict every labeled item of a neighbourhood (nearly) exactly, the
+    residuals show no misprediction and their variance is (nearly) zero, although the unlabeled
+    items may hold one: labels cannot show a misprediction that none of them has (measured:
+    LLMBar's CaseStudy/Negation subset, 58 items, GPT-4 wrong on one; after adaptive labeling of
+    18-21 of them with ``auto``, the interval covered 18 of 30 draws, missing exactly when that
+    item was unlabeled, with se 0.007 against errors of 0.015-0.031). As the Agresti-Coull floor
+    adds pseudo-labels where the labels all agree
+    (:func:`slicewise.inference.variance.degenerate_floor`), this adds one pseudo-item on which
+    the signals do not help: the residual variance is at least
+    (n_eff,L x 0 + 1 x Var(Y)) / (n_eff,L + 1), so the variance is at least the labels-only
+    (naive) one of the same target divided by n_eff,L + 1. In words: no neighbourhood claims
+    more than n_eff,L + 1 times the precision of its labels alone. The floor is reached only
+    where the estimated R^2 exceeds about n_eff,L / (n_eff,L + 1); it costs nothing elsewhere. Used by every centered control variate of a profile
+    (:func:`slicewise.inference.variance.local_variance`, auto's cross-fitted candidates) and by
+    the direct domain estimators that use predictions (:mod:`slicewise.smoothing.domains`).
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(naive_pool / (n_eff + 1.0), dtype=np.float64)
+
+
 def ridge_coefficient(
     pool: PoolMoments, lab: LabeledMoments, ridge: float, *, prior: FloatArray | None = None
 ) -> CoefficientFit:

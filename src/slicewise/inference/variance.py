@@ -87,7 +87,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._typing import FloatArray
-from ..estimators.centered import CoefficientFit
+from ..estimators.centered import CoefficientFit, residual_floor
 from ..moments.sums import LabeledMoments, PoolMoments
 
 
@@ -156,6 +156,7 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
     floor = degenerate_floor(lab, var_y)
     factor = design_effect_factor(lab, var_y, label_sq)
     if lab.second_sq_pi is None:
+        naive_pool = (1.0 - fraction) * kappa_naive * label_sq * factor
         var_pool = np.maximum(
             (1.0 - fraction) * kappa * resid_sq * factor, (1.0 - fraction) * floor
         )
@@ -167,9 +168,13 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
             bound = 1.0 / np.where(pi_max > 0, pi_max, np.nan)
         fpc_calibration = np.fmin(calibration, bound)
         design_sq = np.maximum(resid_sq - fpc_calibration * lab.design_quadratic(coef), 0.0)
+        naive_sq = np.maximum(label_sq - fpc_calibration * lab.design_quadratic(zero), 0.0)
+        naive_pool = kappa_naive * naive_sq * factor
         var_pool = np.maximum(kappa * design_sq * factor, (1.0 - fraction) * floor)
         label_pi = calibration * lab.design_quadratic(zero)
         var_pop = var_pool + np.maximum(kappa_naive * label_pi * factor, fraction * floor)
+    lift = np.fmax(residual_floor(naive_pool, lab.n_eff) - var_pool, 0.0)
+    var_pool, var_pop = var_pool + lift, var_pop + lift
     with np.errstate(divide="ignore", invalid="ignore"):
         r2 = np.where(var_y > 0, 1.0 - var_e / np.where(var_y > 0, var_y, 1.0), 0.0)
         gain = 1.0 / (1.0 - (1.0 - fraction) * r2)

@@ -25,6 +25,7 @@ from .._typing import BoolArray, FloatArray, IntArray
 from ..data.folds import balanced_folds
 from ..estimators.centered import (
     CoefficientFit,
+    residual_floor,
 )
 from ..estimators.learned import (
     cross_fit,
@@ -321,6 +322,8 @@ def _cross_fitted_fit(
             naive_var = np.maximum(label_sq - sampled, 0.0) / (1.0 - sum_w2)
             r2 = np.where(naive_var > 0, 1.0 - chosen.variance / naive_var, 0.0)
             gain = 1.0 / (1.0 - (1.0 - fraction) * r2)
+    lift = np.fmax(residual_floor(naive_var * factor, lab0.n_eff) - var_pool, 0.0)
+    var_pool, var_pop = var_pool + lift, var_pop + lift
     estimate = chosen.estimate(weights, pool.mean, fraction, labeled.y, x_lab, design=design)
     estimate = np.where(sum_w2 > 0, estimate, np.nan)
     no_variance = (sum_w2 <= 0) | (sum_w2 >= 1.0)  # no labels, or a single labeled item

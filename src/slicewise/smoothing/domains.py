@@ -20,6 +20,7 @@ from threadpoolctl import threadpool_limits
 
 from .._typing import BoolArray, FloatArray, IntArray
 from ..data.designs import DomainSample
+from ..estimators.centered import residual_floor
 from ..estimators.survey.base import DirectFit, pool_means, pooled_variance
 from ..estimators.survey.greg import greg, greg_or_hajek
 from ..estimators.survey.ht import hajek, horvitz_thompson
@@ -116,7 +117,8 @@ class DomainFit:
 
 
 def fit_direct(problem: DomainProblem, sample: DomainSample, method: str) -> DirectFit:
-    """One of the direct estimators."""
+    """One of the direct estimators; those that use predictions or auxiliaries (PPI, PPI++,
+    GREG) with their variance floored as in :func:`residual_floored`."""
     if method == "ht":
         return horvitz_thompson(sample)
     if method == "hajek":
@@ -125,12 +127,36 @@ def fit_direct(problem: DomainProblem, sample: DomainSample, method: str) -> Dir
         pred = problem.prediction
         if pred is None:
             raise ValueError(f"Method {method!r} needs a prediction column.")
-        return ppi(sample, pred) if method == "ppi" else ppi_plus_plus(sample, pred)
-    if method == "greg":
-        return greg(sample, problem.auxiliaries)
-    if method == "greg-or-hajek":
-        return greg_or_hajek(sample, problem.auxiliaries)
-    raise ValueError(f"Unknown direct method {method!r}; valid: {', '.join(DIRECT)}.")
+        fit = ppi(sample, pred) if method == "ppi" else ppi_plus_plus(sample, pred)
+    elif method == "greg":
+        fit = greg(sample, problem.auxiliaries)
+    elif method == "greg-or-hajek":
+        fit = greg_or_hajek(sample, problem.auxiliaries)
+    else:
+        raise ValueError(f"Unknown direct method {method!r}; valid: {', '.join(DIRECT)}.")
+    return residual_floored(fit, sample)
+
+
+def residual_floored(fit: DirectFit, sample: DomainSample) -> DirectFit:
+    """``fit`` with each domain's variance at least the labels-only (Hajek) one over n_d* + 1.
+
+    n_d* is Kish's effective size of the domain's labeled design weights. Where the predictions
+    or auxiliaries fit every labeled unit of a domain (nearly) exactly, the residuals' design
+    variance is (nearly) zero although an unlabeled unit may be mispredicted; the profiles'
+    rule (:func:`slicewise.estimators.centered.residual_floor`) adds one pseudo-unit on which
+    the predictions do not help. Measured: four domains of 60, labels a coin, a judge wrong on
+    one unit per domain, Poisson sampling with pi = 1/3: GREG, PPI and PPI++ covered 0.28-0.45
+    per domain over 60 draws (se 0 for PPI), and ``pp-s`` refused to run (no domain had a
+    positive sampling variance).
+    """
+    labels_only = hajek(sample).variance
+    w = sample.weight
+    mass = np.bincount(sample.labeled_domain, weights=w, minlength=sample.n_domains)
+    square = np.bincount(sample.labeled_domain, weights=w * w, minlength=sample.n_domains)
+    n_eff = np.divide(mass**2, square, out=np.zeros(sample.n_domains), where=square > 0)
+    floor = residual_floor(labels_only, n_eff)
+    variance = np.where(np.isfinite(floor), np.fmax(fit.variance, floor), fit.variance)
+    return replace(fit, variance=variance)
 
 
 def _full_rank_columns(x: FloatArray) -> FloatArray:
