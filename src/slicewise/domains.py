@@ -166,6 +166,14 @@ def _fit_with_warnings(
             )
             warnings.warn(message, SmallDomainWarning, stacklevel=3)
             notes.append(message)
+    floored = fit.direct.floored
+    if floored is not None and floored.any():
+        notes.append(
+            f"In {int(floored.sum())} domain(s) the predictions fit every labeled unit (nearly) "
+            f"exactly: {list_domains(prepared, floored)}. Labels cannot show a misprediction "
+            "among the unlabeled units there, so the direct variance is floored at the Hajek "
+            "(labels-only) one over (effective labels + 1)."
+        )
     edge = float(fit.params.get("edge_mass", 0.0))
     if edge > 1e-3:
         message = (

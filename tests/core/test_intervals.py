@@ -391,6 +391,34 @@ def test_nearly_exact_judge_covers_when_its_one_mistake_is_unlabeled() -> None:
     assert np.all(auto_var >= naive_var / (n_lab + 1.0) * (1 - 1e-9))
 
 
+def test_floored_slices_are_named_and_gain_no_more_than_their_labels_plus_one() -> None:
+    """One draw of the design above (Poisson labels, pi = 1/3) where the labels of slices 0-2
+    show no judge mistake and those of slice 3 show it: auto adjusts by the judge, slices 0-2
+    get the floor, the gold-only variance over n + 1 (realized_gain = n + 1 for the pool
+    target), slice 3 its residuals' own variance, and a note names the floored slices; GREG
+    domains on the same draw are floored at Hajek's variance over n + 1 in the same slices."""
+    table = _nearly_exact_judge(1)
+    labeled = np.random.default_rng(0).random(len(table)) < 1.0 / 3.0
+    wrong = (table["judge"] != table["y"]).to_numpy()
+    shows = np.array([(labeled & wrong & (table["z"] == g).to_numpy()).any() for g in range(4)])
+    assert shows.tolist() == [False, False, False, True]  # the draw is what the test is about
+    frame = table.assign(y=table["y"].where(labeled), pi=1.0 / 3.0)
+    res = sw.profile(
+        frame.drop(columns="pi"), z="z", signals="judge", label="y", kind="categorical", rng=0
+    )
+    n_eff = res.n_labeled_eff
+    np.testing.assert_allclose(res.realized_gain[:3], n_eff[:3] + 1.0, rtol=1e-9)
+    assert res.realized_gain[3] < n_eff[3] + 1.0 - 0.5
+    assert any(
+        "predicted every labeled item" in note and ": 0, 1, 2." in note for note in res.notes
+    )
+    dom = sw.domains(frame, domain="z", signals="judge", label="y", method="greg")
+    hajek = sw.domains(frame, domain="z", label="y", method="hajek")
+    np.testing.assert_allclose(dom.se[:3] ** 2, hajek.se[:3] ** 2 / (n_eff[:3] + 1.0), rtol=1e-9)
+    assert dom.se[3] ** 2 > hajek.se[3] ** 2 / (n_eff[3] + 1.0)
+    assert any("fit every labeled unit" in note and ": 0, 1, 2." in note for note in dom.notes)
+
+
 def test_design_effect_truncation_leaves_equal_weights_unchanged() -> None:
     """For a categorical slice (equal weights) the design effect is exactly 1: the usual variance
     q (1 - pi) / (n - 1) of a mean of n labels with mean p, q = p (1 - p): a slice with 3

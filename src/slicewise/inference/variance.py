@@ -86,7 +86,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._typing import FloatArray
+from .._typing import BoolArray, FloatArray
 from ..estimators.centered import CoefficientFit, residual_floor
 from ..moments.sums import LabeledMoments, PoolMoments
 
@@ -110,6 +110,9 @@ class LocalVariance:
     df : ndarray of shape (G,)
         Degrees of freedom of the residual variance, n_eff,L(z) - 1 - df_coef(z) (at least 1),
         for Student-t intervals.
+    floored : ndarray of bool, shape (G,)
+        Where the variance is the residual floor
+        (:func:`~slicewise.estimators.centered.residual_floor`), not the residuals' own.
     """
 
     pool: FloatArray
@@ -118,6 +121,7 @@ class LocalVariance:
     r2: FloatArray
     gain: FloatArray
     df: FloatArray
+    floored: BoolArray
 
 
 def _inverse_positive(denominator: FloatArray) -> FloatArray:
@@ -185,6 +189,7 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
         r2=r2,
         gain=gain,
         df=np.maximum(lab.df_effective - 1.0 - fit.df, 1.0),
+        floored=lift > 0.0,
     )
 
 

@@ -450,6 +450,9 @@ class MethodFit:
     bias_bound : ndarray of shape (G,), optional
         Bound on the bias of a smoothed estimate, added to the interval's half-width
         (:mod:`slicewise.smoothing.guard`; None: 0 everywhere).
+    floored : ndarray of bool, shape (G,), optional
+        Where the variance is the residual floor of
+        :func:`~slicewise.estimators.centered.residual_floor` (None: nowhere).
     """
 
     estimate: FloatArray
@@ -462,6 +465,7 @@ class MethodFit:
     notes: tuple[str, ...] = ()
     df: FloatArray | None = None
     bias_bound: FloatArray | None = None
+    floored: BoolArray | None = None
 
 
 def linear_fit(
@@ -484,6 +488,7 @@ def linear_fit(
         params={} if params is None else params,
         notes=notes,
         df=variance.df,
+        floored=variance.floored,
     )
 
 

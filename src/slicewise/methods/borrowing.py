@@ -337,6 +337,7 @@ def _cross_fitted_fit(
         gain=gain,
         borrowed=np.zeros(ctx.grid_size, dtype=bool),
         df=np.maximum(lab0.df_effective - 1.0, 1.0),
+        floored=lift > 0.0,
     )
 
 

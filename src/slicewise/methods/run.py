@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._threads import one_blas_thread
-from .._typing import FloatArray, Target
+from .._typing import BoolArray, FloatArray, Target
 from .._validation import signal_index
 from ..data.table import ItemTable
 from ..exceptions import (
@@ -273,7 +273,11 @@ def wrap_result(
         n_labeled=labeled.n,
         n_pool=ctx.n_pool,
         params={**params, **fit.params},
-        notes=(*notes, *_gain_notes(ctx, fit.gain, variance, naive_var)),
+        notes=(
+            *notes,
+            *_gain_notes(ctx, fit.gain, variance, naive_var),
+            *_floor_notes(ctx, fit.floored),
+        ),
         df=fit.df,
         bias_bound=fit.bias_bound,
         unit_labels=bool(np.all((labeled.y >= 0.0) & (labeled.y <= 1.0))),
@@ -294,6 +298,19 @@ def _gain_notes(
         f"{_format_points(list(ctx.locality.labels), odd)}. With this few labels, fitting the "
         "adjustment costs more precision than the signals give back (columns gain and "
         "realized_gain give the numbers).",
+    ]
+
+
+def _floor_notes(ctx: PoolContext, floored: BoolArray | None) -> list[str]:
+    """Say where the variance is the residual floor, not the residuals' own."""
+    if floored is None or not floored.any():
+        return []
+    return [
+        f"At {int(floored.sum())} grid point(s) the signals predicted every labeled item "
+        f"(nearly) exactly: {_format_points(list(ctx.locality.labels), floored)}. Labels cannot "
+        "show a misprediction among the unlabeled items there, so the variance is floored at "
+        "the gold-only one over (effective labels + 1), as if one more labeled item had a "
+        "residual the signals do not explain (realized_gain shows it).",
     ]
 
 

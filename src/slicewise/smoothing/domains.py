@@ -155,8 +155,9 @@ def residual_floored(fit: DirectFit, sample: DomainSample) -> DirectFit:
     square = np.bincount(sample.labeled_domain, weights=w * w, minlength=sample.n_domains)
     n_eff = np.divide(mass**2, square, out=np.zeros(sample.n_domains), where=square > 0)
     floor = residual_floor(labels_only, n_eff)
-    variance = np.where(np.isfinite(floor), np.fmax(fit.variance, floor), fit.variance)
-    return replace(fit, variance=variance)
+    with np.errstate(invalid="ignore"):
+        floored = np.isfinite(floor) & ~(fit.variance >= floor)
+    return replace(fit, variance=np.where(floored, floor, fit.variance), floored=floored)
 
 
 def _full_rank_columns(x: FloatArray) -> FloatArray:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._typing import FloatArray
+from ..._typing import BoolArray, FloatArray
 from ...data.designs import DomainSample
 
 
@@ -42,6 +42,9 @@ class DirectFit:
     n_labeled : ndarray of shape (D,)
     params : mapping
         Fitted coefficients (pooled slope, per-domain power-tuning factors, ...).
+    floored : ndarray of bool, shape (D,), optional
+        Where the variance is the residual floor of
+        :func:`slicewise.smoothing.domains.residual_floored` (None: nowhere).
     """
 
     method: str
@@ -50,6 +53,7 @@ class DirectFit:
     z: FloatArray
     n_labeled: FloatArray
     params: Mapping[str, Any] = field(default_factory=dict)
+    floored: BoolArray | None = None
 
 
 def ht_covariance(sample: DomainSample, z1: FloatArray, z2: FloatArray) -> FloatArray:
