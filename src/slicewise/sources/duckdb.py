@@ -23,7 +23,7 @@ import numpy as np
 
 from .._typing import FloatArray
 from ..moments.pool import ScaleSums
-from .kernel_passes import MomentsPass
+from .kernel_passes import ColumnSumsPass, MomentsPass
 from .scan import KEY, MAX_LEVELS, Pass, Stats, StatsPass
 
 #: Rows per Arrow record batch.
@@ -102,6 +102,14 @@ class DuckDBSource:
                 bar.close()
             if sums is not None:
                 return sums
+        if isinstance(pass_, ColumnSumsPass):
+            bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
+            found_sums = learned_level_sums(self.relation, pass_)  # one query
+            if bar is not None:
+                bar.update(self.total or 0)
+                bar.close()
+            if found_sums is not None:
+                return found_sums
         query = self.relation.project(", ".join(_quote(c) for c in pass_.columns))
         to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_record_batch
         reader = to_reader(BATCH_ROWS)
@@ -193,10 +201,7 @@ def category_sums(relation: Any, pass_: MomentsPass) -> dict[float, ScaleSums] |
     assert pass_.levels is not None
     z = _quote(pass_.z[0])
     p = len(pass_.signals)
-    standardised = [
-        f"(CAST({_quote(name)} AS DOUBLE) - {_number(float(m))}) / {_number(float(s))} AS x{j}"
-        for j, (name, m, s) in enumerate(zip(pass_.signals, pass_.mean, pass_.scale, strict=True))
-    ]
+    standardised = _standardised(pass_)
     rows, cols = np.triu_indices(p)
     sums = ["count(*)"] + [f"sum(x{j})" for j in range(p)]
     sums += [f"sum(x{a} * x{b})" for a, b in zip(rows, cols, strict=True)]
@@ -205,6 +210,88 @@ def category_sums(relation: Any, pass_: MomentsPass) -> dict[float, ScaleSums] |
     result = relation.query("pool", sql).fetchall()
     found = [(row[0], np.asarray(row[1:], dtype=np.float64)) for row in result]
     return _level_scale_sums(pass_, found)
+
+
+def _standardised(pass_: MomentsPass) -> list[str]:
+    """The standardised signals x_j = (s_j - mean_j) / scale_j as SQL columns ``x0``, ``x1``,
+    ... (the same double arithmetic as :meth:`~.kernel_passes.MomentsPass.features`)."""
+    return [
+        f"(CAST({_quote(name)} AS DOUBLE) - {_number(float(m))}) / {_number(float(s))} AS x{j}"
+        for j, (name, m, s) in enumerate(zip(pass_.signals, pass_.mean, pass_.scale, strict=True))
+    ]
+
+
+#: Most levels whose models' linear predictors are written into the SQL of
+#: :func:`learned_level_sums` (a VALUES table of levels x models x (1 + K) numbers).
+SQL_MODEL_LEVELS = 1000
+
+
+def learned_level_sums(relation: Any, pass_: ColumnSumsPass) -> dict[float, FloatArray] | None:
+    """A :class:`~.kernel_passes.ColumnSumsPass` of logistic models' predictions on a
+    categorical profile as one ``GROUP BY`` over the pool, with the predictions made in SQL.
+
+    Each model's linear predictor is affine in the standardised signals at a fixed level,
+    a(level) + b(level)' x (``pass_.compute.logits``), so a table of the levels with their a and
+    b joined to the pool gives every row's prediction 1 / (1 + exp(-eta)) (scipy's ``expit``, to
+    the last bits), and the per-level sums of the pass's columns (``pass_.compute.sql_columns``)
+    are one aggregate that DuckDB runs on all its threads: no record batch reaches Python. The
+    state is the pass's: per scale, (G, 1 + d) sums [w, w columns] (one row for ``inf``).
+
+    None (the caller scans record batches) when the profile is not one text column of at most
+    :data:`SQL_MODEL_LEVELS` levels, when a model is not a non-constant logistic one (boosting,
+    a constant fold), or when DuckDB returns a level that is not one of the pass's.
+    """
+    reader = pass_.reader
+    levels = reader.levels
+    if reader.locality.kind != "categorical" or levels is None or len(reader.z) != 1:
+        return None
+    if len(levels) > SQL_MODEL_LEVELS or not all(isinstance(v, str) for v in levels):
+        return None
+    logits = getattr(pass_.compute, "logits", None)
+    columns = getattr(pass_.compute, "sql_columns", None)
+    if logits is None or columns is None:
+        return None
+    k = len(reader.signals)
+    table = logits(np.arange(len(levels), dtype=np.float64), k)
+    if table is None:
+        return None
+    models = table.shape[1]
+    names = [f"c{m}_{j}" for m in range(models) for j in range(1 + k)]
+    values = ", ".join(
+        "(" + ", ".join([_text(level), *(_number(float(v)) for v in row.ravel())]) + ")"
+        for level, row in zip(levels, table, strict=True)
+    )
+    x = [f"x{j}" for j in range(k)]
+    p = [f"p{m}" for m in range(models)]
+    predictions = [
+        f"1 / (1 + exp(-(c{m}_0"
+        + "".join(f" + c{m}_{j + 1} * x{j}" for j in range(k))
+        + f"))) AS p{m}"
+        for m in range(models)
+    ]
+    scanned = ", ".join([f"{_quote(reader.z[0])} AS level", *_standardised(reader)])
+    predicted = ", ".join(["level", *x, *predictions])
+    made, summed = columns(p, x)
+    sums = ", ".join(["count(*)", *(f"sum({c})" for c in summed)])
+    rows = ", ".join(["*", *made])
+    sql = (
+        f"WITH models(level, {', '.join(names)}) AS (VALUES {values}) "
+        f"SELECT level, {sums} FROM (SELECT {rows} FROM (SELECT {predicted} FROM "
+        f"(SELECT {scanned} FROM pool) LEFT JOIN models USING (level))) GROUP BY level"
+    )
+    found = relation.query("pool", sql).fetchall()
+    position = {level: i for i, level in enumerate(levels)}
+    per_level = np.zeros((len(levels), len(found[0]) - 1 if found else 1))
+    for row in found:
+        i = position.get(row[0])
+        if i is None:
+            return None
+        per_level[i] = np.asarray(row[1:], dtype=np.float64)
+    grid = reader.locality.grid[:, 0].astype(np.intp)
+    return {
+        scale: per_level.sum(axis=0, keepdims=True) if np.isinf(scale) else per_level[grid]
+        for scale in pass_.scales
+    }
 
 
 #: What each pass is, for the progress bar.

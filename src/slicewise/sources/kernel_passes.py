@@ -192,6 +192,21 @@ class LearnedColumns:
             out[start:stop, folds + 2 + k :] = xs
         return out
 
+    def logits(self, codes: FloatArray, k: int) -> FloatArray | None:
+        """Per profile code, every fold model's linear predictor as an intercept and slopes on
+        the standardised signals, shape (codes, folds, 1 + k); see :func:`level_logits`."""
+        if self.learner != "logistic":
+            return None
+        return level_logits(self.models, codes, k, self.kind, self.learner, self.basis)
+
+    def sql_columns(self, p: list[str], x: list[str]) -> tuple[list[str], list[str]]:
+        """The columns of :meth:`__call__` as SQL: expressions of the fold models' predictions
+        ``p`` and the standardised signals ``x`` made once per row (the average a, summed in
+        numpy's order), and the columns in terms of those and of them."""
+        a = f"{p[0]}_average"
+        made = [f"({' + '.join(p)}) / {len(p)} AS {a}"]
+        return made, [*p, a, f"{a} * {a}", *(f"{a} * {v}" for v in x), *x]
+
 
 @dataclass(frozen=True, eq=False)
 class PredictionColumns:
@@ -201,6 +216,75 @@ class PredictionColumns:
 
     def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
         return np.asarray(self.model.predict(x), dtype=np.float64).reshape(-1, 1)
+
+    def logits(self, codes: FloatArray, k: int) -> FloatArray | None:
+        """The model's linear predictor (the same at every profile code), shape (codes, 1, 1 + k),
+        or None when it is not a non-constant logistic model."""
+        from ..estimators.predictors import LogisticModel
+
+        model = self.model
+        if not isinstance(model, LogisticModel) or model.constant is not None:
+            return None
+        row = np.concatenate([[model.intercept], np.asarray(model.coef, dtype=np.float64)])
+        return np.broadcast_to(row, (codes.size, 1, 1 + k)).copy()
+
+    def sql_columns(self, p: list[str], x: list[str]) -> tuple[list[str], list[str]]:
+        """The prediction ``p[0]``."""
+        return [], [p[0]]
+
+
+@dataclass(frozen=True, eq=False)
+class JoinedColumns:
+    """The columns of two column makers side by side, so that two prediction passes are one
+    (``split``: the number of models of ``first``)."""
+
+    first: Any
+    second: Any
+    split: int
+
+    def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
+        return np.hstack([self.first(z, x), self.second(z, x)])
+
+    def logits(self, codes: FloatArray, k: int) -> FloatArray | None:
+        """The models of both, in order (None when either has no linear predictor)."""
+        a, b = self.first.logits(codes, k), self.second.logits(codes, k)
+        return None if a is None or b is None else np.concatenate([a, b], axis=1)
+
+    def sql_columns(self, p: list[str], x: list[str]) -> tuple[list[str], list[str]]:
+        made_a, first = self.first.sql_columns(p[: self.split], x)
+        made_b, second = self.second.sql_columns(p[self.split :], x)
+        return [*made_a, *made_b], [*first, *second]
+
+
+def level_logits(
+    models: tuple[Any, ...], codes: FloatArray, k: int, kind: str, learner: str, basis: Any
+) -> FloatArray | None:
+    """Per profile code c, each logistic model's linear predictor as an affine function of the
+    standardised signals x: eta(c, x) = intercept + design(c, x)' coef = a(c) + b(c)' x, shape
+    (codes, models, 1 + k) [a, b]; None when a model is not a non-constant logistic model.
+
+    The learner's design is affine in x at a fixed profile value (signals, level indicators or
+    the standardised Z and its square, and their products with the signals), so its rows at
+    x = 0 and at the unit vectors give a and b: the rows at a unit vector differ from the row at
+    0 exactly by the columns of that signal. A record batch's predictions are then expit(a(c) +
+    b(c)' x), what :func:`~slicewise.estimators.predictors.predict_all` gives up to the order of
+    summation of the linear predictor.
+    """
+    from ..estimators.learned import learner_design
+    from ..estimators.predictors import LogisticModel
+
+    if not all(isinstance(m, LogisticModel) and m.constant is None for m in models):
+        return None
+    coef = np.column_stack([m.coef for m in models])
+    intercept = np.array([m.intercept for m in models], dtype=np.float64)
+    probe = np.vstack([np.zeros(k), np.eye(k)])
+    out = np.empty((codes.size, len(models), 1 + k))
+    for i, code in enumerate(codes):
+        z = np.full((k + 1, 1), float(code))
+        design = learner_design(z, kind, probe, learner, basis)  # type: ignore[arg-type]
+        out[i, :, 0] = intercept + design[0] @ coef
+        out[i, :, 1:] = ((design[1:] - design[0]) @ coef).T
+    return out
 
 
 @dataclass(frozen=True)
