@@ -12,6 +12,7 @@ import pytest
 from pool_frames import SIGNALS, PoolData, assert_same_profile, make_pool
 
 import slicewise as sw
+from slicewise.smoothing.guard import PRECISE_LABELS
 from slicewise.sources import kernel_passes, percentiles, scan
 
 
@@ -595,17 +596,14 @@ def test_grouped_statistics_of_a_far_from_zero_signal(
 
 
 @pytest.mark.parametrize("z", ["segment", "shop"])
-@pytest.mark.parametrize(
-    ("method", "labels", "queries_made"),
-    [("auto", 400, 1), ("auto", 45, 2), ("lace_learned", 400, 1)],
-)
+@pytest.mark.parametrize(("method", "labels"), [("auto", 400), ("auto", 45), ("lace_learned", 400)])
+@pytest.mark.filterwarnings("ignore::slicewise.exceptions.EmptyNeighbourhoodWarning")
 def test_learned_predictions_are_one_sql_aggregate(
     data: PoolData,
     files: dict[str, Path],
     z: str,
     method: str,
     labels: int,
-    queries_made: int,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """On a text profile column the learned pass and the smoothing's synthetic covariate are
@@ -643,7 +641,12 @@ def test_learned_predictions_are_one_sql_aggregate(
     assert out.params.get("chosen") == ref.params.get("chosen")
     assert out.params.get("smoothed") == ref.params.get("smoothed")
     assert_same_profile(out, ref)
-    assert len([sql for sql in queries if "exp(" in sql]) == queries_made
+    labeled = merged.loc[merged["human"].notna(), z].value_counts()
+    few = len(labeled) < merged[z].nunique() or bool((labeled < PRECISE_LABELS).any())
+    if (z, labels) == ("segment", 400):
+        assert not few  # the synthetic covariate in the learned pass's query
+    expected = 2 if method == "auto" and few else 1
+    assert len([sql for sql in queries if "exp(" in sql]) == expected
 
 
 @pytest.mark.parametrize("z", ["segment", "shop"])

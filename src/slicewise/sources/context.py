@@ -289,12 +289,19 @@ class StreamedContext(PoolContext):
         """One pass over the pool: the fold models of ``fit`` predict every batch, and the
         kernel sums of the predictions, of their average a and of [a, a^2, a X] at h, at the
         nuisance ``scales`` and globally give those of the standardised c = (a - mean) / sd
-        (c's sums are affine in a's, with the pool mean and sd of a from the global sums)."""
+        (c's sums are affine in a's, with the pool mean and sd of a from the global sums).
+        The signals' sums those need are the scanned ones (as the in-memory pool uses its
+        signals' sums), or, at a scale that was not scanned, summed in the same pass."""
         run, reader = self._runner()
         folds, k = len(fit.models), self.features.shape[1]
         every = tuple(sorted({1.0, *map(float, scales), math.inf}))
+        scanned = all(s in self.sums for s in every)
         columns: Any = LearnedColumns(
-            fit.models, self.locality.kind, fit.learner, self.design_basis(fit.learner)
+            fit.models,
+            self.locality.kind,
+            fit.learner,
+            self.design_basis(fit.learner),
+            signals=not scanned,
         )
         synthetic = self._synthetic_model()
         if synthetic is not None:  # the smoothing's prediction in the same pass
@@ -308,13 +315,16 @@ class StreamedContext(PoolContext):
         sd = float(np.sqrt(max(total[2 + folds] / total[0] - mean**2, 0.0)))
         scale = sd if sd > 0 else 1.0
 
-        def standardised(block: FloatArray) -> FloatArray:
-            raw, x = block[:, 1 + folds : 3 + folds + k], block[:, 3 + folds + k :]
-            return standardised_sums(raw, block[:, 0], x, mean, scale)
+        def standardised(s: float) -> FloatArray:
+            block = raw[s]
+            x = self.sums[s].first if scanned else block[:, 3 + folds + k :]
+            return standardised_sums(
+                block[:, 1 + folds : 3 + folds + k], block[:, 0], x, mean, scale
+            )
 
-        at_h = np.column_stack([raw[1.0][:, 1 : 1 + folds], standardised(raw[1.0])])
+        at_h = np.column_stack([raw[1.0][:, 1 : 1 + folds], standardised(1.0)])
         at_b = {
-            s: np.repeat(standardised(raw[s]), self.grid_size // raw[s].shape[0], axis=0)
+            s: np.repeat(standardised(s), self.grid_size // raw[s].shape[0], axis=0)
             for s in every
             if s != 1.0
         }

@@ -23,7 +23,7 @@ import numpy as np
 
 from .._typing import FloatArray
 from ..moments.pool import ScaleSums
-from .kernel_passes import ColumnSumsPass, MomentsPass
+from .kernel_passes import ColumnSumsPass, MomentsPass, sql_number
 from .scan import KEY, MAX_LEVELS, Pass, Stats, StatsPass
 
 #: Rows per Arrow record batch.
@@ -131,10 +131,7 @@ class DuckDBSource:
         return state
 
 
-def _number(value: float) -> str:
-    """A float as a DuckDB DOUBLE literal that parses back to the same value (17 digits, with an
-    exponent so that it is not read as a DECIMAL)."""
-    return f"{value:.17e}"
+_number = sql_number
 
 
 def _level_scale_sums(
@@ -230,12 +227,14 @@ def learned_level_sums(relation: Any, pass_: ColumnSumsPass) -> dict[float, Floa
     """A :class:`~.kernel_passes.ColumnSumsPass` of logistic models' predictions on a
     categorical profile as one ``GROUP BY`` over the pool, with the predictions made in SQL.
 
-    Each model's linear predictor is affine in the standardised signals at a fixed level,
-    a(level) + b(level)' x (``pass_.compute.logits``), so a table of the levels with their a and
-    b joined to the pool gives every row's prediction 1 / (1 + exp(-eta)) (scipy's ``expit``, to
-    the last bits), and the per-level sums of the pass's columns (``pass_.compute.sql_columns``)
-    are one aggregate that DuckDB runs on all its threads: no record batch reaches Python. The
-    state is the pass's: per scale, (G, 1 + d) sums [w, w columns] (one row for ``inf``).
+    Each model's linear predictor is a SQL expression of the standardised signals and of a few
+    values per level joined to the pool (``pass_.compute.linear_predictors``: the standardised Z
+    and its square, or the per-level intercepts and slopes where the design has level
+    indicators; the fewer joined columns, the faster the join), so every row's prediction is
+    1 / (1 + exp(-eta)) (scipy's ``expit``, to the last bits) and the per-level sums of the
+    pass's columns (``pass_.compute.sql_columns``) are one aggregate that DuckDB runs on all its
+    threads: no record batch reaches Python. The state is the pass's: per scale, (G, 1 + d)
+    sums [w, w columns] (one row for ``inf``).
 
     None (the caller scans record batches) when the profile is not one text column of at most
     :data:`SQL_MODEL_LEVELS` levels, when a model is not a non-constant logistic one (boosting,
@@ -247,37 +246,36 @@ def learned_level_sums(relation: Any, pass_: ColumnSumsPass) -> dict[float, Floa
         return None
     if len(levels) > SQL_MODEL_LEVELS or not all(isinstance(v, str) for v in levels):
         return None
-    logits = getattr(pass_.compute, "logits", None)
+    linear = getattr(pass_.compute, "linear_predictors", None)
     columns = getattr(pass_.compute, "sql_columns", None)
-    if logits is None or columns is None:
+    if linear is None or columns is None:
         return None
     k = len(reader.signals)
-    table = logits(np.arange(len(levels), dtype=np.float64), k)
-    if table is None:
-        return None
-    models = table.shape[1]
-    names = [f"c{m}_{j}" for m in range(models) for j in range(1 + k)]
-    values = ", ".join(
-        "(" + ", ".join([_text(level), *(_number(float(v)) for v in row.ravel())]) + ")"
-        for level, row in zip(levels, table, strict=True)
-    )
     x = [f"x{j}" for j in range(k)]
-    p = [f"p{m}" for m in range(models)]
+    models = linear(np.arange(len(levels), dtype=np.float64), x, "u")
+    if models is None:
+        return None
+    p = [f"p{m}" for m in range(len(models.etas))]
     predictions = [
-        f"1 / (1 + exp(-(c{m}_0"
-        + "".join(f" + c{m}_{j + 1} * x{j}" for j in range(k))
-        + f"))) AS p{m}"
-        for m in range(models)
+        f"1 / (1 + exp(-({eta}))) AS {name}" for eta, name in zip(models.etas, p, strict=True)
     ]
-    scanned = ", ".join([f"{_quote(reader.z[0])} AS level", *_standardised(reader)])
-    predicted = ", ".join(["level", *x, *predictions])
+    scanned = (
+        f"SELECT {', '.join([f'{_quote(reader.z[0])} AS level', *_standardised(reader)])} FROM pool"
+    )
+    if models.names:  # the per-level values the linear predictors read
+        values = ", ".join(
+            "(" + ", ".join([_text(level), *(_number(float(v)) for v in row)]) + ")"
+            for level, row in zip(levels, models.joined, strict=True)
+        )
+        table = f"WITH models(level, {', '.join(models.names)}) AS (VALUES {values}) "
+        rows = f"({scanned}) LEFT JOIN models USING (level)"
+    else:
+        table, rows = "", f"({scanned})"
     made, summed = columns(p, x)
     sums = ", ".join(["count(*)", *(f"sum({c})" for c in summed)])
-    rows = ", ".join(["*", *made])
     sql = (
-        f"WITH models(level, {', '.join(names)}) AS (VALUES {values}) "
-        f"SELECT level, {sums} FROM (SELECT {rows} FROM (SELECT {predicted} FROM "
-        f"(SELECT {scanned} FROM pool) LEFT JOIN models USING (level))) GROUP BY level"
+        f"{table}SELECT level, {sums} FROM (SELECT {', '.join(['*', *made])} FROM "
+        f"(SELECT {', '.join(['level', *x, *predictions])} FROM {rows})) GROUP BY level"
     )
     found = relation.query("pool", sql).fetchall()
     position = {level: i for i, level in enumerate(levels)}

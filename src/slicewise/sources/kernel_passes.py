@@ -162,7 +162,8 @@ class ColumnSumsPass:
 
 @dataclass(frozen=True, eq=False)
 class LearnedColumns:
-    """Per item: every fold model's prediction P^(k), the fold average a, a^2, a x and x.
+    """Per item: every fold model's prediction P^(k), the fold average a, a^2, a x and, with
+    ``signals``, x (without: the caller has the signals' sums at every scale already).
 
     The learner's design rows are built :data:`DESIGN_ROWS` at a time with the pool's
     :class:`~slicewise.estimators.learned.DesignBasis`, as the in-memory pool builds them.
@@ -172,13 +173,14 @@ class LearnedColumns:
     kind: str
     learner: str
     basis: Any
+    signals: bool = True
 
     def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
         from ..estimators.learned import learner_design
         from ..estimators.predictors import predict_all
 
         folds, k = len(self.models), x.shape[1]
-        out = np.empty((z.shape[0], folds + 2 + 2 * k))
+        out = np.empty((z.shape[0], folds + 2 + (2 if self.signals else 1) * k))
         for start in range(0, z.shape[0], DESIGN_ROWS):
             stop = min(start + DESIGN_ROWS, z.shape[0])
             xs = x[start:stop]
@@ -189,15 +191,45 @@ class LearnedColumns:
             out[start:stop, folds] = average
             out[start:stop, folds + 1] = average * average
             out[start:stop, folds + 2 : folds + 2 + k] = average[:, None] * xs
-            out[start:stop, folds + 2 + k :] = xs
+            if self.signals:
+                out[start:stop, folds + 2 + k :] = xs
         return out
 
-    def logits(self, codes: FloatArray, k: int) -> FloatArray | None:
-        """Per profile code, every fold model's linear predictor as an intercept and slopes on
-        the standardised signals, shape (codes, folds, 1 + k); see :func:`level_logits`."""
-        if self.learner != "logistic":
+    def linear_predictors(self, codes: FloatArray, x: list[str], prefix: str) -> LinearSQL | None:
+        """The fold models' linear predictors in SQL (see :class:`LinearSQL`): with the pool's
+        standardisation of Z, the learner's design [x, zs, square, zs x] made in SQL from zs and
+        the square joined per level, the coefficients written as numbers; with level
+        indicators, the per-level intercepts and slopes of :func:`level_logits` joined."""
+        from ..estimators.predictors import LogisticModel
+
+        models = self.models
+        if self.learner != "logistic" or not all(
+            isinstance(m, LogisticModel) and m.constant is None for m in models
+        ):
             return None
-        return level_logits(self.models, codes, k, self.kind, self.learner, self.basis)
+        k = len(x)
+        basis = self.basis
+        if basis.levels is None:  # design [x, zs, square, zs x] (learned.learner_design, q = 1)
+            zs = (codes - basis.z_mean[0]) / basis.z_scale[0]
+            square = (zs**2 - basis.square_mean[0]) / basis.square_scale[0]
+            u, v = f"{prefix}zs", f"{prefix}square"
+            design = [*x, u, v, *(f"{u} * {c}" for c in x)]
+            etas = [
+                " + ".join(
+                    [sql_number(float(m.intercept))]
+                    + [f"{sql_number(float(b))} * {d}" for b, d in zip(m.coef, design, strict=True)]
+                )
+                for m in models
+            ]
+            return LinearSQL(np.column_stack([zs, square]), [u, v], etas)
+        table = level_logits(models, codes, k, self.kind, self.learner, basis)
+        assert table is not None
+        names = [f"{prefix}{m}_{j}" for m in range(len(models)) for j in range(1 + k)]
+        etas = [
+            " + ".join([f"{prefix}{m}_0", *(f"{prefix}{m}_{j + 1} * {c}" for j, c in enumerate(x))])
+            for m in range(len(models))
+        ]
+        return LinearSQL(table.reshape(codes.size, -1), names, etas)
 
     def sql_columns(self, p: list[str], x: list[str]) -> tuple[list[str], list[str]]:
         """The columns of :meth:`__call__` as SQL: expressions of the fold models' predictions
@@ -205,7 +237,8 @@ class LearnedColumns:
         numpy's order), and the columns in terms of those and of them."""
         a = f"{p[0]}_average"
         made = [f"({' + '.join(p)}) / {len(p)} AS {a}"]
-        return made, [*p, a, f"{a} * {a}", *(f"{a} * {v}" for v in x), *x]
+        signals = x if self.signals else []
+        return made, [*p, a, f"{a} * {a}", *(f"{a} * {v}" for v in x), *signals]
 
 
 @dataclass(frozen=True, eq=False)
@@ -217,16 +250,19 @@ class PredictionColumns:
     def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
         return np.asarray(self.model.predict(x), dtype=np.float64).reshape(-1, 1)
 
-    def logits(self, codes: FloatArray, k: int) -> FloatArray | None:
-        """The model's linear predictor (the same at every profile code), shape (codes, 1, 1 + k),
-        or None when it is not a non-constant logistic model."""
+    def linear_predictors(self, codes: FloatArray, x: list[str], prefix: str) -> LinearSQL | None:
+        """The model's linear predictor in SQL, the same at every level (nothing joined), or
+        None when it is not a non-constant logistic model."""
         from ..estimators.predictors import LogisticModel
 
         model = self.model
         if not isinstance(model, LogisticModel) or model.constant is not None:
             return None
-        row = np.concatenate([[model.intercept], np.asarray(model.coef, dtype=np.float64)])
-        return np.broadcast_to(row, (codes.size, 1, 1 + k)).copy()
+        eta = " + ".join(
+            [sql_number(float(model.intercept))]
+            + [f"{sql_number(float(b))} * {c}" for b, c in zip(model.coef, x, strict=True)]
+        )
+        return LinearSQL(np.zeros((codes.size, 0)), [], [eta])
 
     def sql_columns(self, p: list[str], x: list[str]) -> tuple[list[str], list[str]]:
         """The prediction ``p[0]``."""
@@ -245,15 +281,37 @@ class JoinedColumns:
     def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
         return np.hstack([self.first(z, x), self.second(z, x)])
 
-    def logits(self, codes: FloatArray, k: int) -> FloatArray | None:
-        """The models of both, in order (None when either has no linear predictor)."""
-        a, b = self.first.logits(codes, k), self.second.logits(codes, k)
-        return None if a is None or b is None else np.concatenate([a, b], axis=1)
+    def linear_predictors(self, codes: FloatArray, x: list[str], prefix: str) -> LinearSQL | None:
+        """The models of both, in order (None when either has no linear predictor in SQL)."""
+        a = self.first.linear_predictors(codes, x, f"{prefix}a")
+        b = self.second.linear_predictors(codes, x, f"{prefix}b")
+        if a is None or b is None:
+            return None
+        joined = np.column_stack([a.joined, b.joined])
+        return LinearSQL(joined, [*a.names, *b.names], [*a.etas, *b.etas])
 
     def sql_columns(self, p: list[str], x: list[str]) -> tuple[list[str], list[str]]:
         made_a, first = self.first.sql_columns(p[: self.split], x)
         made_b, second = self.second.sql_columns(p[self.split :], x)
         return [*made_a, *made_b], [*first, *second]
+
+
+def sql_number(value: float) -> str:
+    """A float as a SQL DOUBLE literal that parses back to the same value (17 digits, with an
+    exponent so that it is not read as a DECIMAL)."""
+    return f"{value:.17e}"
+
+
+@dataclass(frozen=True)
+class LinearSQL:
+    """Linear predictors of logistic models on a categorical profile, as SQL: ``joined`` (one
+    row per level code, one column per name of ``names``) is joined to the pool by level, and
+    ``etas`` are the models' linear predictors, expressions of the standardised signals and of
+    the joined columns."""
+
+    joined: FloatArray
+    names: list[str]
+    etas: list[str]
 
 
 def level_logits(
