@@ -680,7 +680,8 @@ def test_sql_predictions_equal_record_batches(
         kernel_passes.PredictionColumns(LogisticModel(coef=rng.normal(size=k), intercept=-0.2)),
         split=len(models),
     )
-    pass_ = kernel_passes.ColumnSumsPass(ctx.reader, (1.0, np.inf), columns)  # type: ignore[arg-type]
+    assert ctx.reader is not None
+    pass_ = kernel_passes.ColumnSumsPass(ctx.reader, (1.0, np.inf), columns)
     in_sql = duckdb_source.learned_level_sums(source.relation, pass_)
     assert in_sql is not None
     monkeypatch.setattr(duckdb_source, "learned_level_sums", lambda *args: None)

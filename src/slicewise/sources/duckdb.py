@@ -24,6 +24,7 @@ import numpy as np
 from .._typing import FloatArray
 from ..moments.pool import ScaleSums
 from .kernel_passes import ColumnSumsPass, MomentsPass, sql_number
+from .learned_sql import Dialect, learned_query, level_state, standardised
 from .scan import KEY, MAX_LEVELS, Pass, Stats, StatsPass
 
 #: Rows per Arrow record batch.
@@ -210,86 +211,23 @@ def category_sums(relation: Any, pass_: MomentsPass) -> dict[float, ScaleSums] |
 
 
 def _standardised(pass_: MomentsPass) -> list[str]:
-    """The standardised signals x_j = (s_j - mean_j) / scale_j as SQL columns ``x0``, ``x1``,
-    ... (the same double arithmetic as :meth:`~.kernel_passes.MomentsPass.features`)."""
-    return [
-        f"(CAST({_quote(name)} AS DOUBLE) - {_number(float(m))}) / {_number(float(s))} AS x{j}"
-        for j, (name, m, s) in enumerate(zip(pass_.signals, pass_.mean, pass_.scale, strict=True))
-    ]
+    """The standardised signals as SQL columns ``x0``, ``x1``, ...
+    (:func:`.learned_sql.standardised`)."""
+    return standardised(pass_, _quote)
 
 
-#: Most levels whose models' linear predictors are written into the SQL of
-#: :func:`learned_level_sums` (a VALUES table of levels x models x (1 + K) numbers).
-SQL_MODEL_LEVELS = 1000
+def _values(rows: str, names: Sequence[str]) -> str:
+    return f"(VALUES {rows}) AS models({', '.join(names)})"
 
 
 def learned_level_sums(relation: Any, pass_: ColumnSumsPass) -> dict[float, FloatArray] | None:
     """A :class:`~.kernel_passes.ColumnSumsPass` of logistic models' predictions on a
-    categorical profile as one ``GROUP BY`` over the pool, with the predictions made in SQL.
-
-    Each model's linear predictor is a SQL expression of the standardised signals and of a few
-    values per level joined to the pool (``pass_.compute.linear_predictors``: the standardised Z
-    and its square, or the per-level intercepts and slopes where the design has level
-    indicators; the fewer joined columns, the faster the join), so every row's prediction is
-    1 / (1 + exp(-eta)) (scipy's ``expit``, to the last bits) and the per-level sums of the
-    pass's columns (``pass_.compute.sql_columns``) are one aggregate that DuckDB runs on all its
-    threads: no record batch reaches Python. The state is the pass's: per scale, (G, 1 + d)
-    sums [w, w columns] (one row for ``inf``).
-
-    None (the caller scans record batches) when the profile is not one text column of at most
-    :data:`SQL_MODEL_LEVELS` levels, when a model is not a non-constant logistic one (boosting,
-    a constant fold), or when DuckDB returns a level that is not one of the pass's.
-    """
-    reader = pass_.reader
-    levels = reader.levels
-    if reader.locality.kind != "categorical" or levels is None or len(reader.z) != 1:
+    categorical profile as one ``GROUP BY`` over the pool (:mod:`.learned_sql`); None when the
+    pass cannot be written in SQL (the caller scans record batches)."""
+    sql = learned_query(pass_, Dialect(quote=_quote, text=_text, values=_values), "pool")
+    if sql is None:
         return None
-    if len(levels) > SQL_MODEL_LEVELS or not all(isinstance(v, str) for v in levels):
-        return None
-    linear = getattr(pass_.compute, "linear_predictors", None)
-    columns = getattr(pass_.compute, "sql_columns", None)
-    if linear is None or columns is None:
-        return None
-    k = len(reader.signals)
-    x = [f"x{j}" for j in range(k)]
-    models = linear(np.arange(len(levels), dtype=np.float64), x, "u")
-    if models is None:
-        return None
-    p = [f"p{m}" for m in range(len(models.etas))]
-    predictions = [
-        f"1 / (1 + exp(-({eta}))) AS {name}" for eta, name in zip(models.etas, p, strict=True)
-    ]
-    scanned = (
-        f"SELECT {', '.join([f'{_quote(reader.z[0])} AS level', *_standardised(reader)])} FROM pool"
-    )
-    if models.names:  # the per-level values the linear predictors read
-        values = ", ".join(
-            "(" + ", ".join([_text(level), *(_number(float(v)) for v in row)]) + ")"
-            for level, row in zip(levels, models.joined, strict=True)
-        )
-        table = f"WITH models(level, {', '.join(models.names)}) AS (VALUES {values}) "
-        rows = f"({scanned}) LEFT JOIN models USING (level)"
-    else:
-        table, rows = "", f"({scanned})"
-    made, summed = columns(p, x)
-    sums = ", ".join(["count(*)", *(f"sum({c})" for c in summed)])
-    sql = (
-        f"{table}SELECT level, {sums} FROM (SELECT {', '.join(['*', *made])} FROM "
-        f"(SELECT {', '.join(['level', *x, *predictions])} FROM {rows})) GROUP BY level"
-    )
-    found = relation.query("pool", sql).fetchall()
-    position = {level: i for i, level in enumerate(levels)}
-    per_level = np.zeros((len(levels), len(found[0]) - 1 if found else 1))
-    for row in found:
-        i = position.get(row[0])
-        if i is None:
-            return None
-        per_level[i] = np.asarray(row[1:], dtype=np.float64)
-    grid = reader.locality.grid[:, 0].astype(np.intp)
-    return {
-        scale: per_level.sum(axis=0, keepdims=True) if np.isinf(scale) else per_level[grid]
-        for scale in pass_.scales
-    }
+    return level_state(pass_, relation.query("pool", sql).fetchall())
 
 
 #: What each pass is, for the progress bar.
