@@ -6,8 +6,9 @@ record batches of :data:`BATCH_ROWS` rows that DuckDB produces from the files; m
 by the batch size whatever the pool size. The kernel sums of a categorical profile (counts, sums
 and cross-product sums of the standardised signals per level) are one SQL ``GROUP BY`` instead,
 which DuckDB runs on all its threads: for a text profile column, the grouped aggregate of the
-statistics pass (:class:`LevelSums`), otherwise :func:`category_sums`. ``duckdb`` is imported
-when a source is opened.
+statistics pass (:class:`LevelSums`), otherwise :func:`category_sums`; so are the sums of the
+logistic models' predictions on a text profile column (:func:`learned_level_sums`). ``duckdb``
+is imported when a source is opened.
 """
 
 from __future__ import annotations

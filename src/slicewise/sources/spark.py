@@ -2,8 +2,9 @@
 
 A pass of :mod:`slicewise.sources.scan` is mapped over each partition's Arrow record batches with
 ``mapInArrow``; each partition returns one small pickled state (sums over the grid, the few
-labeled rows), and the driver merges them. Nothing of pool size reaches the driver. ``pyspark`` is
-imported only when a Spark pool is given.
+labeled rows), and the driver merges them. Nothing of pool size reaches the driver. The sums of
+the logistic models' predictions on a text profile column are one Spark SQL aggregate instead
+(:mod:`.learned_sql`). ``pyspark`` is imported only when a Spark pool is given.
 """
 
 from __future__ import annotations
