@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -213,7 +213,8 @@ class LearnedColumns:
             zs = (codes - basis.z_mean[0]) / basis.z_scale[0]
             square = (zs**2 - basis.square_mean[0]) / basis.square_scale[0]
             u, v = f"{prefix}zs", f"{prefix}square"
-            design = [*x, u, v, *(f"{u} * {c}" for c in x)]
+            shared = [f"{u} * {c} AS {prefix}zx{j}" for j, c in enumerate(x)]
+            design = [*x, u, v, *(f"{prefix}zx{j}" for j in range(k))]
             etas = [
                 " + ".join(
                     [sql_number(float(m.intercept))]
@@ -221,7 +222,7 @@ class LearnedColumns:
                 )
                 for m in models
             ]
-            return LinearSQL(np.column_stack([zs, square]), [u, v], etas)
+            return LinearSQL(np.column_stack([zs, square]), [u, v], etas, shared)
         table = level_logits(models, codes, k, self.kind, self.learner, basis)
         assert table is not None
         names = [f"{prefix}{m}_{j}" for m in range(len(models)) for j in range(1 + k)]
@@ -288,7 +289,7 @@ class JoinedColumns:
         if a is None or b is None:
             return None
         joined = np.column_stack([a.joined, b.joined])
-        return LinearSQL(joined, [*a.names, *b.names], [*a.etas, *b.etas])
+        return LinearSQL(joined, [*a.names, *b.names], [*a.etas, *b.etas], [*a.made, *b.made])
 
     def sql_columns(self, p: list[str], x: list[str]) -> tuple[list[str], list[str]]:
         made_a, first = self.first.sql_columns(p[: self.split], x)
@@ -305,13 +306,15 @@ def sql_number(value: float) -> str:
 @dataclass(frozen=True)
 class LinearSQL:
     """Linear predictors of logistic models on a categorical profile, as SQL: ``joined`` (one
-    row per level code, one column per name of ``names``) is joined to the pool by level, and
-    ``etas`` are the models' linear predictors, expressions of the standardised signals and of
-    the joined columns."""
+    row per level code, one column per name of ``names``) is joined to the pool by level,
+    ``made`` are columns made once per row from those and the standardised signals (``expr AS
+    name``, shared by the models), and ``etas`` are the models' linear predictors, expressions
+    of the standardised signals and of the joined and made columns."""
 
     joined: FloatArray
     names: list[str]
     etas: list[str]
+    made: list[str] = field(default_factory=list)
 
 
 def level_logits(

@@ -85,6 +85,8 @@ def learned_query(pass_: ColumnSumsPass, dialect: Dialect, table: str) -> str | 
             written.append("(" + ", ".join([literal, *(sql_number(float(v)) for v in row)]) + ")")
         joined = dialect.values(", ".join(written), ["level", *models.names])
         rows = f"{rows} LEFT JOIN {joined} USING (level)"
+    if models.made:  # once per row, read by every model
+        rows = f"(SELECT *, {', '.join(models.made)} FROM {rows}) AS with_made"
     made, summed = columns(p, x)
     sums = ", ".join(["count(*)", *(f"sum({c})" for c in summed)])
     return (
