@@ -708,3 +708,24 @@ def test_level_counts_give_the_design_basis() -> None:
         np.testing.assert_allclose(getattr(got, name), getattr(ref, name), rtol=1e-12)
     assert got.levels is None
     assert ref.levels is None
+
+
+def test_models_sql_cannot_write_are_left_to_record_batches() -> None:
+    """A constant model, a non-finite coefficient or a boosting learner has no linear predictor
+    in SQL: the pass then reads record batches."""
+    from slicewise.estimators.learned import DesignBasis
+    from slicewise.estimators.predictors import LogisticModel
+
+    codes = np.arange(3, dtype=np.float64)
+    x = ["x0", "x1"]
+    fine = LogisticModel(coef=np.array([0.5, -1.0]), intercept=0.1)
+    assert kernel_passes.PredictionColumns(fine).linear_predictors(codes, x, "u") is not None
+    for model in (
+        LogisticModel(coef=np.array([0.5, np.nan]), intercept=0.1),
+        LogisticModel(coef=np.array([0.5, 1.0]), intercept=np.inf),
+        LogisticModel(coef=np.zeros(2), intercept=0.0, constant=0.3),
+    ):
+        assert kernel_passes.PredictionColumns(model).linear_predictors(codes, x, "u") is None
+    basis = DesignBasis(levels=codes)
+    boosting = kernel_passes.LearnedColumns((fine, fine), "categorical", "boosting", basis)
+    assert boosting.linear_predictors(codes, x, "u") is None

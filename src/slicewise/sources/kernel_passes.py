@@ -200,12 +200,8 @@ class LearnedColumns:
         standardisation of Z, the learner's design [x, zs, square, zs x] made in SQL from zs and
         the square joined per level, the coefficients written as numbers; with level
         indicators, the per-level intercepts and slopes of :func:`level_logits` joined."""
-        from ..estimators.predictors import LogisticModel
-
         models = self.models
-        if self.learner != "logistic" or not all(
-            isinstance(m, LogisticModel) and m.constant is None for m in models
-        ):
+        if self.learner != "logistic" or not all(map(_writable, models)):
             return None
         k = len(x)
         basis = self.basis
@@ -233,9 +229,9 @@ class LearnedColumns:
         return LinearSQL(table.reshape(codes.size, -1), names, etas)
 
     def sql_columns(self, p: list[str], x: list[str]) -> tuple[list[str], list[str]]:
-        """The columns of :meth:`__call__` as SQL: expressions of the fold models' predictions
-        ``p`` and the standardised signals ``x`` made once per row (the average a, summed in
-        numpy's order), and the columns in terms of those and of them."""
+        """The columns of :meth:`__call__` as SQL, from the fold models' predictions ``p`` and
+        the standardised signals ``x``: the expressions made once per row (the average a,
+        summed in numpy's order) and the summed columns."""
         a = f"{p[0]}_average"
         made = [f"({' + '.join(p)}) / {len(p)} AS {a}"]
         signals = x if self.signals else []
@@ -254,10 +250,8 @@ class PredictionColumns:
     def linear_predictors(self, codes: FloatArray, x: list[str], prefix: str) -> LinearSQL | None:
         """The model's linear predictor in SQL, the same at every level (nothing joined), or
         None when it is not a non-constant logistic model."""
-        from ..estimators.predictors import LogisticModel
-
         model = self.model
-        if not isinstance(model, LogisticModel) or model.constant is not None:
+        if not _writable(model):
             return None
         eta = " + ".join(
             [sql_number(float(model.intercept))]
@@ -295,6 +289,16 @@ class JoinedColumns:
         made_a, first = self.first.sql_columns(p[: self.split], x)
         made_b, second = self.second.sql_columns(p[self.split :], x)
         return [*made_a, *made_b], [*first, *second]
+
+
+def _writable(model: Any) -> bool:
+    """Whether ``model`` is a non-constant logistic model with finite coefficients (its linear
+    predictor can be written as SQL)."""
+    from ..estimators.predictors import LogisticModel
+
+    if not isinstance(model, LogisticModel) or model.constant is not None:
+        return False
+    return bool(np.isfinite(model.intercept) and np.all(np.isfinite(model.coef)))
 
 
 def sql_number(value: float) -> str:
