@@ -14,7 +14,10 @@ workers included, sampled from /proc every 50 ms):
   frame with the gold labels merged in; besides the time, the peak RSS beyond the process's
   RSS with the frame loaded, per row (the bytes per item beyond the input frame).
 
-Methods: ``--methods lace,auto`` (``auto`` is the default method of ``sw.profile``).
+Methods: ``--methods lace,auto`` (``auto`` is the default method of ``sw.profile``). Beside the
+wall time, the processor time of the measuring process (all its threads: DuckDB's too; not for
+Spark, whose work is in other processes), less sensitive than the wall time to other work on a
+loaded machine.
 
 Run:  python -m benchmarks.bench_pool_sources --rows 10000000
 Not a test: numbers go to docs/results/bench_pool_sources.md.
@@ -166,6 +169,7 @@ def run_one(engine: str, root: Path, z: str, method: str) -> dict[str, Any]:
         elif engine == "duckdb":
             source = pool
         start = time.perf_counter()
+        processor = time.process_time()  # every thread of this process (DuckDB's included)
         if engine == "floor":
             out["result"] = floor(root, z)
         else:
@@ -174,6 +178,8 @@ def run_one(engine: str, root: Path, z: str, method: str) -> dict[str, Any]:
             )
             out["estimate_head"] = [float(v) for v in res.estimate[:3]]
         out["seconds"] = time.perf_counter() - start
+        if engine != "spark":  # Spark's work is in its JVM and Python workers
+            out["processor_s"] = time.process_time() - processor
     out["peak_rss_mb"] = rss.peak / 1e6
     return out
 
@@ -249,6 +255,8 @@ def main(argv: list[str] | None = None) -> None:
                     continue
                 out = json.loads(done.stdout.strip().splitlines()[-1])
                 note = f"session start {out['session_s']:.1f} s" if "session_s" in out else ""
+                if "processor_s" in out:
+                    note = f"processor {out['processor_s']:.1f} s"
                 if "beyond_frame_mb" in out:
                     note = f"{out['beyond_frame_mb'] * 1e6 / rows:.0f} bytes / row beyond the frame"
                 print(

@@ -35,7 +35,7 @@ def make_pool(m: int = 4000, n: int = 400, seed: int = 0) -> PoolData:
             "length": (rng.normal(size=m) + 0.3 * z).astype(np.float32),
             "agree": rng.normal(size=m) + 0.5 * y,
             "part": rng.integers(0, 3, size=m),
-            "shop": [f"shop{(7 * i) % 35:02d}" for i in range(m)],
+            "shop": [f"shop{(13 * i) % 35:02d}" for i in range(m)],  # 35 levels
         }
     )
     graded = rng.choice(m, size=n, replace=False)

@@ -12,6 +12,7 @@ import pytest
 from pool_frames import SIGNALS, PoolData, assert_same_profile, make_pool
 
 import slicewise as sw
+from slicewise.smoothing.guard import PRECISE_LABELS
 from slicewise.sources import kernel_passes, percentiles, scan
 
 
@@ -592,3 +593,139 @@ def test_grouped_statistics_of_a_far_from_zero_signal(
         method="lace",
     )
     assert_same_profile(out, ref)
+
+
+@pytest.mark.parametrize("z", ["segment", "shop"])
+@pytest.mark.parametrize(("method", "labels"), [("auto", 400), ("auto", 45), ("lace_learned", 400)])
+@pytest.mark.filterwarnings("ignore::slicewise.exceptions.EmptyNeighbourhoodWarning")
+def test_learned_predictions_are_one_sql_aggregate(
+    data: PoolData,
+    files: dict[str, Path],
+    z: str,
+    method: str,
+    labels: int,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On a text profile column the learned pass and the smoothing's synthetic covariate are
+    SQL: no record batch reaches Python, the shop design's standardisation comes from the level
+    counts, and the in-memory profile to 1e-9 (``lace_learned`` always uses the learned
+    prediction, which auto may not choose). With enough labels per slice auto's synthetic
+    covariate is summed in the learned pass's query; with few, the smoothing's weights need it
+    before the fold models exist, so it is a query of its own."""
+
+    def not_called(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a pass read record batches")
+
+    for name in ("ColumnSumsPass", "ProfileMomentsPass", "MomentsPass"):
+        monkeypatch.setattr(getattr(kernel_passes, name), "partial", not_called)
+    queries: list[str] = []
+    query = duckdb.DuckDBPyRelation.query
+
+    def logged(self: Any, name: str, sql: str) -> Any:
+        queries.append(sql)
+        return query(self, name, sql)
+
+    monkeypatch.setattr(duckdb.DuckDBPyRelation, "query", logged)
+    gold = data.gold.iloc[:labels]
+    merged = data.pool.merge(gold, on="id", how="left")
+    ref = sw.profile(merged, z=z, signals=SIGNALS, label="human", method=method)
+    out = sw.profile(
+        _source("glob", files),
+        gold=gold,
+        on="id",
+        z=z,
+        signals=SIGNALS,
+        label="human",
+        method=method,
+    )
+    assert out.params.get("chosen") == ref.params.get("chosen")
+    assert out.params.get("smoothed") == ref.params.get("smoothed")
+    assert_same_profile(out, ref)
+    labeled = merged.loc[merged["human"].notna(), z].value_counts()
+    few = len(labeled) < merged[z].nunique() or bool((labeled < PRECISE_LABELS).any())
+    if (z, labels) == ("segment", 400):
+        assert not few  # the synthetic covariate in the learned pass's query
+    expected = 2 if method == "auto" and few else 1
+    assert len([sql for sql in queries if "exp(" in sql]) == expected
+
+
+@pytest.mark.parametrize("z", ["segment", "shop"])
+def test_sql_predictions_equal_record_batches(
+    data: PoolData, files: dict[str, Path], z: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The per-level linear predictors written into SQL give the sums of the record-batch pass
+    (fold models on the learner's design, a Z-free model beside them), also where exp
+    overflows (linear predictors beyond +-700)."""
+    from slicewise.estimators.predictors import LogisticModel
+    from slicewise.methods.options import MethodOptions
+    from slicewise.sources import duckdb as duckdb_source
+    from slicewise.sources.pool_scan import PoolScan
+
+    source = duckdb_source.open_duckdb(str(files["shards"] / "*.parquet"))
+    scan = PoolScan.start(
+        source, z=z, signals=SIGNALS, label="human", kind=None, gold=data.gold, on="id"
+    )
+    options = MethodOptions.from_arguments({"method": "auto"}, func="profile")
+    ctx = scan.context(grid=None, bandwidth=None, primary=None, method="auto", options=options)
+    basis = ctx.design_basis("logistic")
+    width = ctx.learner_design("logistic").block(0, 1).shape[1]
+    rng = np.random.default_rng(3)
+    models = tuple(
+        LogisticModel(coef=rng.normal(size=width) * scale, intercept=float(rng.normal()))
+        for scale in (0.3, 0.5, 1.0, 400.0)
+    )
+    k = len(SIGNALS)
+    columns = kernel_passes.JoinedColumns(
+        kernel_passes.LearnedColumns(models, "categorical", "logistic", basis),
+        kernel_passes.PredictionColumns(LogisticModel(coef=rng.normal(size=k), intercept=-0.2)),
+        split=len(models),
+    )
+    assert ctx.reader is not None
+    pass_ = kernel_passes.ColumnSumsPass(ctx.reader, (1.0, np.inf), columns)
+    in_sql = duckdb_source.learned_level_sums(source.relation, pass_)
+    assert in_sql is not None
+    monkeypatch.setattr(duckdb_source, "learned_level_sums", lambda *args: None)
+    batches = source.run(pass_)
+    assert set(in_sql) == set(batches) == {1.0, np.inf}
+    for scale in in_sql:
+        assert in_sql[scale].shape == batches[scale].shape
+        np.testing.assert_allclose(in_sql[scale], batches[scale], rtol=1e-12, atol=1e-9)
+
+
+def test_level_counts_give_the_design_basis() -> None:
+    """The learner's standardisation of a discrete Z from its level counts is numpy's over the
+    items."""
+    from slicewise.estimators.learned import design_basis
+    from slicewise.sources.context import counted_basis
+
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 40, size=20_000).astype(np.float64)
+    codes[:3] = 1e3  # a far level
+    values, counts = np.unique(codes, return_counts=True)
+    ref = design_basis(codes.reshape(-1, 1), "categorical", "logistic")
+    got = counted_basis(values, counts.astype(np.float64))
+    for name in ("z_mean", "z_scale", "square_mean", "square_scale"):
+        np.testing.assert_allclose(getattr(got, name), getattr(ref, name), rtol=1e-12)
+    assert got.levels is None
+    assert ref.levels is None
+
+
+def test_models_sql_cannot_write_are_left_to_record_batches() -> None:
+    """A constant model, a non-finite coefficient or a boosting learner has no linear predictor
+    in SQL: the pass then reads record batches."""
+    from slicewise.estimators.learned import DesignBasis
+    from slicewise.estimators.predictors import LogisticModel
+
+    codes = np.arange(3, dtype=np.float64)
+    x = ["x0", "x1"]
+    fine = LogisticModel(coef=np.array([0.5, -1.0]), intercept=0.1)
+    assert kernel_passes.PredictionColumns(fine).linear_predictors(codes, x, "u") is not None
+    for model in (
+        LogisticModel(coef=np.array([0.5, np.nan]), intercept=0.1),
+        LogisticModel(coef=np.array([0.5, 1.0]), intercept=np.inf),
+        LogisticModel(coef=np.zeros(2), intercept=0.0, constant=0.3),
+    ):
+        assert kernel_passes.PredictionColumns(model).linear_predictors(codes, x, "u") is None
+    basis = DesignBasis(levels=codes)
+    boosting = kernel_passes.LearnedColumns((fine, fine), "categorical", "boosting", basis)
+    assert boosting.linear_predictors(codes, x, "u") is None

@@ -117,3 +117,30 @@ def test_errors(frame: Any, data: PoolData) -> None:
             method="plugin_multi",
         )
     assert np.isfinite(data.gold["human"]).all()
+
+
+@pytest.mark.parametrize(("z", "method"), [("segment", "auto"), ("shop", "lace_learned")])
+def test_learned_predictions_are_one_spark_sql_aggregate(
+    frame: Any, data: PoolData, z: str, method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a text profile column the fold models' (and the smoothing's) predictions are Spark
+    SQL over a temporary view, not Python on the executors, and give the in-memory profile."""
+    from slicewise.sources import learned_sql
+
+    states: list[Any] = []
+    level_state = learned_sql.level_state
+
+    def spied(*args: Any) -> Any:
+        state = level_state(*args)
+        states.append(state)
+        return state
+
+    monkeypatch.setattr(learned_sql, "level_state", spied)
+    ref = sw.profile(data.merged, z=z, signals=SIGNALS, label="human", method=method)
+    out = sw.profile(
+        frame, gold=data.gold, on="id", z=z, signals=SIGNALS, label="human", method=method
+    )
+    assert_same_profile(out, ref)
+    assert out.params.get("chosen") == ref.params.get("chosen")
+    assert states
+    assert all(state is not None for state in states)

@@ -40,6 +40,7 @@ from ..moments.pool import ScaleSums, moments_from_sums
 from ..moments.sums import PoolMoments
 from .kernel_passes import (
     ColumnSumsPass,
+    JoinedColumns,
     LearnedColumns,
     MomentsPass,
     PredictionColumns,
@@ -163,6 +164,13 @@ class StreamedContext(PoolContext):
     level_values : ndarray, optional
         The distinct profile values of the pool as the item table holds them (codes of a
         categorical profile, levels of an ordinal one).
+    level_counts : ndarray, optional
+        The number of pool items at each of ``level_values``, when the scan gave them.
+    synthetic_c : float, optional
+        The inverse penalty of the smoothing's synthetic covariate
+        (:func:`slicewise.methods.smoothed.synthetic_covariate`) when the method will need it:
+        the pass of :meth:`learned_sums` then also sums the predictions of the logistic model
+        that covariate fits, and :meth:`prediction_sums` finds them (one scan less).
     """
 
     pool_size: int = 0
@@ -170,6 +178,8 @@ class StreamedContext(PoolContext):
     run: Runner | None = None
     reader: MomentsPass | None = None
     level_values: FloatArray | None = None
+    level_counts: FloatArray | None = None
+    synthetic_c: float | None = None
 
     @property
     def n_pool(self) -> int:
@@ -250,6 +260,8 @@ class StreamedContext(PoolContext):
             few = levels is not None and levels.size <= MAX_INTERACTION_LEVELS
             if self.locality.kind != "continuous" and few:
                 return DesignBasis(levels=levels)
+            if levels is not None and self.level_counts is not None:
+                return counted_basis(levels, self.level_counts)
             run, reader = self._runner()
             n, mean, m2 = run(ProfileMomentsPass(reader))
             sd = np.sqrt(m2 / n)
@@ -277,35 +289,97 @@ class StreamedContext(PoolContext):
         """One pass over the pool: the fold models of ``fit`` predict every batch, and the
         kernel sums of the predictions, of their average a and of [a, a^2, a X] at h, at the
         nuisance ``scales`` and globally give those of the standardised c = (a - mean) / sd
-        (c's sums are affine in a's, with the pool mean and sd of a from the global sums)."""
+        (c's sums are affine in a's, with the pool mean and sd of a from the global sums).
+        The signals' sums those need are the scanned ones (as the in-memory pool uses its
+        signals' sums), or, at a scale that was not scanned, summed in the same pass."""
         run, reader = self._runner()
         folds, k = len(fit.models), self.features.shape[1]
         every = tuple(sorted({1.0, *map(float, scales), math.inf}))
-        columns = LearnedColumns(
-            fit.models, self.locality.kind, fit.learner, self.design_basis(fit.learner)
+        scanned = all(s in self.sums for s in every)
+        columns: Any = LearnedColumns(
+            fit.models,
+            self.locality.kind,
+            fit.learner,
+            self.design_basis(fit.learner),
+            signals=not scanned,
         )
+        synthetic = self._synthetic_model()
+        if synthetic is not None:  # the smoothing's prediction in the same pass
+            columns = JoinedColumns(columns, PredictionColumns(synthetic), split=folds)
         raw = run(ColumnSumsPass(reader, every, columns))
+        if synthetic is not None:
+            self._cache[_prediction_key(synthetic)] = np.asarray(raw[1.0][:, -1])
+            raw = {s: block[:, :-1] for s, block in raw.items()}
         total = raw[math.inf][0]
         mean = float(total[1 + folds] / total[0])
         sd = float(np.sqrt(max(total[2 + folds] / total[0] - mean**2, 0.0)))
         scale = sd if sd > 0 else 1.0
 
-        def standardised(block: FloatArray) -> FloatArray:
-            raw, x = block[:, 1 + folds : 3 + folds + k], block[:, 3 + folds + k :]
-            return standardised_sums(raw, block[:, 0], x, mean, scale)
+        def standardised(s: float) -> FloatArray:
+            block = raw[s]
+            x = self.sums[s].first if scanned else block[:, 3 + folds + k :]
+            return standardised_sums(
+                block[:, 1 + folds : 3 + folds + k], block[:, 0], x, mean, scale
+            )
 
-        at_h = np.column_stack([raw[1.0][:, 1 : 1 + folds], standardised(raw[1.0])])
+        at_h = np.column_stack([raw[1.0][:, 1 : 1 + folds], standardised(1.0)])
         at_b = {
-            s: np.repeat(standardised(raw[s]), self.grid_size // raw[s].shape[0], axis=0)
+            s: np.repeat(standardised(s), self.grid_size // raw[s].shape[0], axis=0)
             for s in every
             if s != 1.0
         }
         return LearnedSums(mean=mean, scale=scale, at_h=at_h, at_b=at_b)
 
     def prediction_sums(self, model: Predictor) -> FloatArray:
-        """Kernel sums at h of ``model``'s predictions over the pool, one pass."""
+        """Kernel sums at h of ``model``'s predictions over the pool, one pass (none when the
+        pass of :meth:`learned_sums` summed them already)."""
+        key = _prediction_key(model)
+        if key is not None and key in self._cache:
+            return self._cache[key]  # type: ignore[no-any-return]
         run, reader = self._runner()
         return np.asarray(run(ColumnSumsPass(reader, (1.0,), PredictionColumns(model)))[1.0][:, 1])
+
+    def _synthetic_model(self) -> Any:
+        """The logistic model :func:`slicewise.methods.smoothed.synthetic_covariate` will fit on
+        all the labeled items (they are this context's table), when it will be needed and its
+        sums are not known yet; None otherwise."""
+        if self.synthetic_c is None:
+            return None
+        from ..estimators.predictors import fit_logistic
+
+        model = fit_logistic(self.features, np.asarray(self.table.label), c=self.synthetic_c)
+        key = _prediction_key(model)
+        return None if key is None or key in self._cache else model
+
+
+def _prediction_key(model: Any) -> tuple[Any, ...] | None:
+    """The cache key of a logistic model's prediction sums: its exact coefficients."""
+    from ..estimators.predictors import LogisticModel
+
+    if not isinstance(model, LogisticModel) or model.constant is not None:
+        return None
+    coef = np.asarray(model.coef, dtype=np.float64)
+    return ("prediction sums", float(model.intercept), coef.tobytes())
+
+
+def counted_basis(values: FloatArray, counts: FloatArray) -> DesignBasis:
+    """:func:`~slicewise.estimators.learned.design_basis` of a discrete profile from the count
+    of pool items at each value: the mean and sd (ddof 0) of Z and of its standardised square
+    over the items, as count-weighted sums over the levels (no pass over the pool)."""
+    n = float(counts.sum())
+    mean = float(counts @ values) / n
+    sd = math.sqrt(float(counts @ (values - mean) ** 2) / n)
+    scale = sd if sd > 0 else 1.0
+    square = ((values - mean) / scale) ** 2
+    mean2 = float(counts @ square) / n
+    sd2 = math.sqrt(float(counts @ (square - mean2) ** 2) / n)
+    return DesignBasis(
+        None,
+        np.array([mean]),
+        np.array([scale]),
+        np.array([mean2]),
+        np.array([sd2 if sd2 > 0 else 1.0]),
+    )
 
 
 #: Methods of :mod:`slicewise.methods.borrowing`: signal moments at the nuisance scales they try.

@@ -6,8 +6,9 @@ record batches of :data:`BATCH_ROWS` rows that DuckDB produces from the files; m
 by the batch size whatever the pool size. The kernel sums of a categorical profile (counts, sums
 and cross-product sums of the standardised signals per level) are one SQL ``GROUP BY`` instead,
 which DuckDB runs on all its threads: for a text profile column, the grouped aggregate of the
-statistics pass (:class:`LevelSums`), otherwise :func:`category_sums`. ``duckdb`` is imported
-when a source is opened.
+statistics pass (:class:`LevelSums`), otherwise :func:`category_sums`; so are the sums of the
+logistic models' predictions on a text profile column (:func:`learned_level_sums`). ``duckdb``
+is imported when a source is opened.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ import numpy as np
 
 from .._typing import FloatArray
 from ..moments.pool import ScaleSums
-from .kernel_passes import MomentsPass
+from .kernel_passes import ColumnSumsPass, MomentsPass, sql_number
+from .learned_sql import Dialect, learned_query, level_state, standardised
 from .scan import KEY, MAX_LEVELS, Pass, Stats, StatsPass
 
 #: Rows per Arrow record batch.
@@ -102,6 +104,14 @@ class DuckDBSource:
                 bar.close()
             if sums is not None:
                 return sums
+        if isinstance(pass_, ColumnSumsPass):
+            bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
+            found_sums = learned_level_sums(self.relation, pass_)  # one query
+            if bar is not None:
+                bar.update(self.total or 0)
+                bar.close()
+            if found_sums is not None:
+                return found_sums
         query = self.relation.project(", ".join(_quote(c) for c in pass_.columns))
         to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_record_batch
         reader = to_reader(BATCH_ROWS)
@@ -123,10 +133,7 @@ class DuckDBSource:
         return state
 
 
-def _number(value: float) -> str:
-    """A float as a DuckDB DOUBLE literal that parses back to the same value (17 digits, with an
-    exponent so that it is not read as a DECIMAL)."""
-    return f"{value:.17e}"
+_number = sql_number
 
 
 def _level_scale_sums(
@@ -193,10 +200,7 @@ def category_sums(relation: Any, pass_: MomentsPass) -> dict[float, ScaleSums] |
     assert pass_.levels is not None
     z = _quote(pass_.z[0])
     p = len(pass_.signals)
-    standardised = [
-        f"(CAST({_quote(name)} AS DOUBLE) - {_number(float(m))}) / {_number(float(s))} AS x{j}"
-        for j, (name, m, s) in enumerate(zip(pass_.signals, pass_.mean, pass_.scale, strict=True))
-    ]
+    standardised = _standardised(pass_)
     rows, cols = np.triu_indices(p)
     sums = ["count(*)"] + [f"sum(x{j})" for j in range(p)]
     sums += [f"sum(x{a} * x{b})" for a, b in zip(rows, cols, strict=True)]
@@ -205,6 +209,26 @@ def category_sums(relation: Any, pass_: MomentsPass) -> dict[float, ScaleSums] |
     result = relation.query("pool", sql).fetchall()
     found = [(row[0], np.asarray(row[1:], dtype=np.float64)) for row in result]
     return _level_scale_sums(pass_, found)
+
+
+def _standardised(pass_: MomentsPass) -> list[str]:
+    """The standardised signals as SQL columns ``x0``, ``x1``, ...
+    (:func:`.learned_sql.standardised`)."""
+    return standardised(pass_, _quote)
+
+
+def _values(rows: str, names: Sequence[str]) -> str:
+    return f"(VALUES {rows}) AS models({', '.join(names)})"
+
+
+def learned_level_sums(relation: Any, pass_: ColumnSumsPass) -> dict[float, FloatArray] | None:
+    """A :class:`~.kernel_passes.ColumnSumsPass` of logistic models' predictions on a
+    categorical profile as one ``GROUP BY`` over the pool (:mod:`.learned_sql`); None when the
+    pass cannot be written in SQL (the caller scans record batches)."""
+    sql = learned_query(pass_, Dialect(quote=_quote, text=_text, values=_values), "pool")
+    if sql is None:
+        return None
+    return level_state(pass_, relation.query("pool", sql).fetchall())
 
 
 #: What each pass is, for the progress bar.

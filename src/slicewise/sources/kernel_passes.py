@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -162,7 +162,8 @@ class ColumnSumsPass:
 
 @dataclass(frozen=True, eq=False)
 class LearnedColumns:
-    """Per item: every fold model's prediction P^(k), the fold average a, a^2, a x and x.
+    """Per item: every fold model's prediction P^(k), the fold average a, a^2, a x and, with
+    ``signals``, x (without: the caller has the signals' sums at every scale already).
 
     The learner's design rows are built :data:`DESIGN_ROWS` at a time with the pool's
     :class:`~slicewise.estimators.learned.DesignBasis`, as the in-memory pool builds them.
@@ -172,13 +173,14 @@ class LearnedColumns:
     kind: str
     learner: str
     basis: Any
+    signals: bool = True
 
     def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
         from ..estimators.learned import learner_design
         from ..estimators.predictors import predict_all
 
         folds, k = len(self.models), x.shape[1]
-        out = np.empty((z.shape[0], folds + 2 + 2 * k))
+        out = np.empty((z.shape[0], folds + 2 + (2 if self.signals else 1) * k))
         for start in range(0, z.shape[0], DESIGN_ROWS):
             stop = min(start + DESIGN_ROWS, z.shape[0])
             xs = x[start:stop]
@@ -189,8 +191,51 @@ class LearnedColumns:
             out[start:stop, folds] = average
             out[start:stop, folds + 1] = average * average
             out[start:stop, folds + 2 : folds + 2 + k] = average[:, None] * xs
-            out[start:stop, folds + 2 + k :] = xs
+            if self.signals:
+                out[start:stop, folds + 2 + k :] = xs
         return out
+
+    def linear_predictors(self, codes: FloatArray, x: list[str], prefix: str) -> LinearSQL | None:
+        """The fold models' linear predictors in SQL (see :class:`LinearSQL`): with the pool's
+        standardisation of Z, the learner's design [x, zs, square, zs x] made in SQL from zs and
+        the square joined per level, the coefficients written as numbers; with level
+        indicators, the per-level intercepts and slopes of :func:`level_logits` joined."""
+        models = self.models
+        if self.learner != "logistic" or not all(map(_writable, models)):
+            return None
+        k = len(x)
+        basis = self.basis
+        if basis.levels is None:  # design [x, zs, square, zs x] (learned.learner_design, q = 1)
+            zs = (codes - basis.z_mean[0]) / basis.z_scale[0]
+            square = (zs**2 - basis.square_mean[0]) / basis.square_scale[0]
+            u, v = f"{prefix}zs", f"{prefix}square"
+            shared = [f"{u} * {c} AS {prefix}zx{j}" for j, c in enumerate(x)]
+            design = [*x, u, v, *(f"{prefix}zx{j}" for j in range(k))]
+            etas = [
+                " + ".join(
+                    [sql_number(float(m.intercept))]
+                    + [f"{sql_number(float(b))} * {d}" for b, d in zip(m.coef, design, strict=True)]
+                )
+                for m in models
+            ]
+            return LinearSQL(np.column_stack([zs, square]), [u, v], etas, shared)
+        table = level_logits(models, codes, k, self.kind, self.learner, basis)
+        assert table is not None
+        names = [f"{prefix}{m}_{j}" for m in range(len(models)) for j in range(1 + k)]
+        etas = [
+            " + ".join([f"{prefix}{m}_0", *(f"{prefix}{m}_{j + 1} * {c}" for j, c in enumerate(x))])
+            for m in range(len(models))
+        ]
+        return LinearSQL(table.reshape(codes.size, -1), names, etas)
+
+    def sql_columns(self, p: list[str], x: list[str]) -> tuple[list[str], list[str]]:
+        """The columns of :meth:`__call__` as SQL, from the fold models' predictions ``p`` and
+        the standardised signals ``x``: the expressions made once per row (the average a,
+        summed in numpy's order) and the summed columns."""
+        a = f"{p[0]}_average"
+        made = [f"({' + '.join(p)}) / {len(p)} AS {a}"]
+        signals = x if self.signals else []
+        return made, [*p, a, f"{a} * {a}", *(f"{a} * {v}" for v in x), *signals]
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,6 +246,110 @@ class PredictionColumns:
 
     def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
         return np.asarray(self.model.predict(x), dtype=np.float64).reshape(-1, 1)
+
+    def linear_predictors(self, codes: FloatArray, x: list[str], prefix: str) -> LinearSQL | None:
+        """The model's linear predictor in SQL, the same at every level (nothing joined), or
+        None when it is not a non-constant logistic model."""
+        model = self.model
+        if not _writable(model):
+            return None
+        eta = " + ".join(
+            [sql_number(float(model.intercept))]
+            + [f"{sql_number(float(b))} * {c}" for b, c in zip(model.coef, x, strict=True)]
+        )
+        return LinearSQL(np.zeros((codes.size, 0)), [], [eta])
+
+    def sql_columns(self, p: list[str], x: list[str]) -> tuple[list[str], list[str]]:
+        """The prediction ``p[0]``."""
+        return [], [p[0]]
+
+
+@dataclass(frozen=True, eq=False)
+class JoinedColumns:
+    """The columns of two column makers side by side, so that two prediction passes are one
+    (``split``: the number of models of ``first``)."""
+
+    first: Any
+    second: Any
+    split: int
+
+    def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
+        return np.hstack([self.first(z, x), self.second(z, x)])
+
+    def linear_predictors(self, codes: FloatArray, x: list[str], prefix: str) -> LinearSQL | None:
+        """The models of both, in order (None when either has no linear predictor in SQL)."""
+        a = self.first.linear_predictors(codes, x, f"{prefix}a")
+        b = self.second.linear_predictors(codes, x, f"{prefix}b")
+        if a is None or b is None:
+            return None
+        joined = np.column_stack([a.joined, b.joined])
+        return LinearSQL(joined, [*a.names, *b.names], [*a.etas, *b.etas], [*a.made, *b.made])
+
+    def sql_columns(self, p: list[str], x: list[str]) -> tuple[list[str], list[str]]:
+        made_a, first = self.first.sql_columns(p[: self.split], x)
+        made_b, second = self.second.sql_columns(p[self.split :], x)
+        return [*made_a, *made_b], [*first, *second]
+
+
+def _writable(model: Any) -> bool:
+    """Whether ``model`` is a non-constant logistic model with finite coefficients (its linear
+    predictor can be written as SQL)."""
+    from ..estimators.predictors import LogisticModel
+
+    if not isinstance(model, LogisticModel) or model.constant is not None:
+        return False
+    return bool(np.isfinite(model.intercept) and np.all(np.isfinite(model.coef)))
+
+
+def sql_number(value: float) -> str:
+    """A float as a SQL DOUBLE literal that parses back to the same value (17 digits, with an
+    exponent so that it is not read as a DECIMAL)."""
+    return f"{value:.17e}"
+
+
+@dataclass(frozen=True)
+class LinearSQL:
+    """Linear predictors of logistic models on a categorical profile, as SQL: ``joined`` (one
+    row per level code, one column per name of ``names``) is joined to the pool by level,
+    ``made`` are columns made once per row from those and the standardised signals (``expr AS
+    name``, shared by the models), and ``etas`` are the models' linear predictors, expressions
+    of the standardised signals and of the joined and made columns."""
+
+    joined: FloatArray
+    names: list[str]
+    etas: list[str]
+    made: list[str] = field(default_factory=list)
+
+
+def level_logits(
+    models: tuple[Any, ...], codes: FloatArray, k: int, kind: str, learner: str, basis: Any
+) -> FloatArray | None:
+    """Per profile code c, each logistic model's linear predictor as an affine function of the
+    standardised signals x: eta(c, x) = intercept + design(c, x)' coef = a(c) + b(c)' x, shape
+    (codes, models, 1 + k) [a, b]; None when a model is not a non-constant logistic model.
+
+    The learner's design is affine in x at a fixed profile value (signals, level indicators or
+    the standardised Z and its square, and their products with the signals), so its rows at
+    x = 0 and at the unit vectors give a and b: the rows at a unit vector differ from the row at
+    0 exactly by the columns of that signal. A record batch's predictions are then expit(a(c) +
+    b(c)' x), what :func:`~slicewise.estimators.predictors.predict_all` gives up to the order of
+    summation of the linear predictor.
+    """
+    from ..estimators.learned import learner_design
+    from ..estimators.predictors import LogisticModel
+
+    if not all(isinstance(m, LogisticModel) and m.constant is None for m in models):
+        return None
+    coef = np.column_stack([m.coef for m in models])
+    intercept = np.array([m.intercept for m in models], dtype=np.float64)
+    probe = np.vstack([np.zeros(k), np.eye(k)])
+    out = np.empty((codes.size, len(models), 1 + k))
+    for i, code in enumerate(codes):
+        z = np.full((k + 1, 1), float(code))
+        design = learner_design(z, kind, probe, learner, basis)  # type: ignore[arg-type]
+        out[i, :, 0] = intercept + design[0] @ coef
+        out[i, :, 1:] = ((design[1:] - design[0]) @ coef).T
+    return out
 
 
 @dataclass(frozen=True)

@@ -284,6 +284,14 @@ class PoolScan:
                 if self.kind == "categorical"
                 else np.asarray(self.levels, dtype=np.float64)
             )
+        counts = None
+        if self.kind == "categorical" and values is not None:  # the masses are the counts
+            grid_codes = locality.grid[:, 0].astype(np.intp)
+            if np.array_equal(np.sort(grid_codes), np.arange(values.size)):
+                counts = np.zeros(values.size)
+                counts[grid_codes] = sums[1.0].mass
+        disjoint = values is not None and _disjoint(locality, values)
+        smoothed = method == "auto" and options.smooth != "none" and bool(self.signals)
         ctx = StreamedContext(
             table=table,
             locality=locality,
@@ -296,9 +304,11 @@ class PoolScan:
             run=self.source.run,
             reader=reader,
             level_values=values,
+            level_counts=counts,
+            synthetic_c=float(options.C) if smoothed and disjoint else None,
         )
         if values is not None:  # every pool item's Z is one of the levels
-            ctx.cached(("disjoint",), lambda: _disjoint(locality, values))
+            ctx.cached(("disjoint",), lambda: disjoint)
         return ctx
 
     def notes(self, method: str) -> list[str]:
