@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Literal, TypeAlias
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from .._typing import KINDS, BoolArray, FloatArray, IntArray, Kind, ObjectArray
@@ -366,6 +367,19 @@ def _ties(values: FloatArray) -> BoolArray:
     return np.asarray(same | (np.isnan(values[1:]) & np.isnan(values[:-1])), dtype=np.bool_)
 
 
+#: A run of tied rows is sorted on its own (in cache) when the runs that tie on the earlier keys
+#: average at least this many rows (a categorical profile: a few runs of many items each).
+LONG_RUNS = 256
+
+
+def _small_codes(values: FloatArray) -> npt.NDArray[np.uint16] | None:
+    """``values`` as uint16 when every one is an integer in [0, 65535] (category or level codes;
+    -0.0 is 0), else None."""
+    with np.errstate(invalid="ignore"):
+        codes = values.astype(np.uint16)
+    return codes if np.array_equal(codes, values) else None
+
+
 def lexsort_by_ties(keys: Sequence[FloatArray]) -> IntArray:
     """``np.lexsort(keys[::-1])`` (first key primary, stable), sorting each later key only
     within the runs that tie on the earlier ones.
@@ -376,10 +390,20 @@ def lexsort_by_ties(keys: Sequence[FloatArray]) -> IntArray:
     sort of the tied runs also sorts them by input row, after the later key, so the rows of a
     run reach the same order as after a stable sort, and the later sorts, stable, keep it.
     Rows that tie on every key so keep their input order, as in ``np.lexsort``.
+
+    Category or level codes (small non-negative integers) are sorted stably by radix sort
+    instead, which is faster still and leaves each run in input-row order. Their runs are
+    long (every item of a category): each is sorted on its own by the next key, unstably
+    (``np.lexsort`` of three keys over 3 * 10^6 items of 50 categories took 2.7 s, the runs
+    one by one 0.3 s), and the rows that then tie again are put in input-row order by the next
+    round, as after the first unstable sort.
     """
-    order = np.argsort(keys[0], kind="quicksort")
+    codes = _small_codes(keys[0])
+    order = np.argsort(
+        keys[0] if codes is None else codes, kind="quicksort" if codes is None else "stable"
+    )
     same = _ties(keys[0][order])  # same[j]: sorted rows j and j + 1 tie on every key so far
-    by_row = True  # the next sort of the tied runs also puts them in input-row order
+    by_row = codes is None  # the next sort of the tied runs also puts them in input-row order
     for key in [*keys[1:], None]:
         if not same.any():
             break
@@ -393,8 +417,18 @@ def lexsort_by_ties(keys: Sequence[FloatArray]) -> IntArray:
             if by_row:
                 order[positions] = rows[np.lexsort((rows, run))]
             break
-        order[positions] = rows[np.lexsort((rows, key[rows], run) if by_row else (key[rows], run))]
-        by_row = False
+        bounds = np.flatnonzero(run[1:] != run[:-1]) + 1
+        if not by_row and positions.size >= LONG_RUNS * (bounds.size + 1):
+            values = key[rows]
+            for lo, hi in zip([0, *bounds.tolist()], [*bounds.tolist(), rows.size], strict=True):
+                rows[lo:hi] = rows[lo:hi][np.argsort(values[lo:hi], kind="quicksort")]
+            order[positions] = rows
+            by_row = True  # rows that tie on this key too are in no particular order
+        else:
+            order[positions] = rows[
+                np.lexsort((rows, key[rows], run) if by_row else (key[rows], run))
+            ]
+            by_row = False
         same &= _ties(key[order])
     return order.astype(np.intp)
 
