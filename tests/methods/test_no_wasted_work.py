@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from slicewise.data.table import column_moments, make_table
+from slicewise.data.table import MOMENT_ROWS, column_moments, make_table
 from slicewise.methods.base import STANDARDIZE_ROWS, LabeledSet, PoolContext, standardize
 from slicewise.methods.options import MethodOptions
 from slicewise.methods.run import Problem, build_context, run
@@ -39,7 +39,17 @@ def _context(frame: pd.DataFrame) -> PoolContext:
 
 
 @pytest.mark.parametrize(
-    "shape", [(1, 3), (5, 2), (STANDARDIZE_ROWS, 4), (3 * STANDARDIZE_ROWS + 7, 6), (40_000, 1)]
+    "shape",
+    [
+        (1, 3),
+        (5, 2),
+        (STANDARDIZE_ROWS, 4),
+        (3 * STANDARDIZE_ROWS + 7, 6),
+        (40_000, 1),
+        (MOMENT_ROWS + 1, 2),  # blocks: one full, one of a single row
+        (7 * MOMENT_ROWS, 3),
+        (250_003, 9),
+    ],
 )
 def test_column_moments_are_numpys_to_the_last_bit(shape: tuple[int, int]) -> None:
     rng = np.random.default_rng(shape[0])

@@ -120,14 +120,55 @@ def constant_as_zero(mean: FloatArray, sd: FloatArray) -> FloatArray:
     return np.where(sd <= CONSTANT_RTOL * np.abs(mean), 0.0, sd)
 
 
+#: Rows per block of :func:`column_moments`' passes over a large (M x K) array.
+MOMENT_ROWS = 1 << 13
+
+
+def _sequential_sums(values: FloatArray, mean: FloatArray | None, buffer: FloatArray) -> FloatArray:
+    """``values.sum(axis=0)`` (``mean`` None) or ``((values - mean) ** 2).sum(axis=0)`` of a
+    C-ordered (M, K >= 2) array with numpy's arithmetic, block by block.
+
+    numpy sums such an array along axis 0 row after row (its inner loop runs along a row); each
+    block is summed with the running total as its first row, so the additions are the same, in
+    the same order, as in one sum over all rows, without an (M x K) temporary (at 10^7 items
+    that temporary's fresh pages cost more than the arithmetic).
+    """
+    total: FloatArray | None = None
+    for start in range(0, values.shape[0], MOMENT_ROWS):
+        block = values[start : start + MOMENT_ROWS]
+        first = 0 if total is None else 1
+        part = buffer[first : first + block.shape[0]]
+        if mean is None:
+            part[...] = block
+        else:
+            np.subtract(block, mean, out=part)
+            np.multiply(part, part, out=part)
+        if total is not None:
+            buffer[0] = total
+        total = np.add.reduce(buffer[: first + block.shape[0]], axis=0)
+    assert total is not None
+    return total
+
+
 def column_moments(values: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``values.mean(axis=0)`` and ``values.std(axis=0)`` of an (M, K) array, to the last bit,
     with one pass fewer: ``std`` is given the mean, the very array it would compute first.
-    A constant column's sd is exactly 0 (:func:`constant_as_zero`)."""
-    if not values.shape[1]:
+    A constant column's sd is exactly 0 (:func:`constant_as_zero`).
+
+    A large C-ordered array with several columns is summed block by block in numpy's order
+    (:func:`_sequential_sums`): 0.06 s at 10^6 x 6 in numpy's reduction, whose inner loop
+    adds six numbers at a time, and its (M x K) temporary."""
+    m, k = values.shape
+    if not k:
         return np.zeros(0), np.zeros(0)
-    mean = values.mean(axis=0, keepdims=True)
-    return mean[0], constant_as_zero(mean[0], values.std(axis=0, mean=mean))
+    if k < 2 or m <= MOMENT_ROWS or not values.flags.c_contiguous:
+        mean = values.mean(axis=0, keepdims=True)
+        return mean[0], constant_as_zero(mean[0], values.std(axis=0, mean=mean))
+    buffer = np.empty((MOMENT_ROWS + 1, k))
+    total = _sequential_sums(values, None, buffer)
+    mean = np.true_divide(total, m)
+    spread = np.true_divide(_sequential_sums(values, mean, buffer), m)
+    return mean, constant_as_zero(mean, np.sqrt(spread))
 
 
 def role_columns(
