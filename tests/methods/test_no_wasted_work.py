@@ -140,3 +140,34 @@ def test_labeled_sums_of_dense_rows_are_the_sparse_ones(
         np.testing.assert_allclose(getattr(dense, name), getattr(sparse, name), rtol=1e-12)
     for name in ("sum_w2", "sum_w2_wb", "sum_wb2", "sum_w4"):
         np.testing.assert_allclose(getattr(dense, name), getattr(sparse, name), rtol=1e-12)
+
+
+def test_float32_signals_are_read_as_their_float64_values() -> None:
+    # float32 columns are converted as they are written into the table, not copied first
+    frame = _frame(5)
+    frame["z"] = frame["z"].astype("category")  # categorical: codes first in canonical order
+    single = frame.astype({"a": np.float32, "c": np.float32})
+    double = single.astype({"a": np.float64, "c": np.float64})
+    kwargs = {"z": "z", "signals": ["a", "b", "c"], "label": "y", "kind": "categorical"}
+    for canonical in (False, True):
+        got = make_table(single, canonical=canonical, **kwargs)
+        want = make_table(double, canonical=canonical, **kwargs)
+        assert got.signals.dtype == np.float64
+        np.testing.assert_array_equal(got.signals, want.signals)
+        np.testing.assert_array_equal(got.z, want.z)
+        assert got.notes == want.notes
+        if canonical:
+            assert got.rows is not None
+            assert want.rows is not None
+            np.testing.assert_array_equal(got.rows, want.rows)
+
+
+def test_indicator_kernel_is_the_dense_indicator() -> None:
+    from slicewise.locality.weights import indicator_kernel
+
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 9, 5000)
+    grid = np.array([7, 0, 3, 12])  # in any order; 12 is no item's code, 1 .. 8 not all kept
+    kernel = indicator_kernel(codes, grid)
+    np.testing.assert_array_equal(kernel.toarray(), (codes[:, None] == grid[None, :]) * 1.0)
+    assert kernel.has_canonical_format

@@ -298,9 +298,13 @@ def indicator_kernel(codes: IntArray, grid_codes: IntArray) -> sp.csr_array:
     position = np.full(int(max(codes.max(initial=0), grid_codes.max(initial=0))) + 1, -1)
     position[grid_codes] = np.arange(grid_codes.size)
     col = position[codes]
-    keep = np.flatnonzero(col >= 0)
+    kept = col >= 0
+    # at most one entry per row, rows in order: the CSR arrays directly (a COO matrix's
+    # conversion sorted 10^7 entries, 1.5 s)
+    indptr = np.zeros(codes.shape[0] + 1, dtype=np.intp)
+    np.cumsum(kept, out=indptr[1:])
     return sp.csr_array(
-        (np.ones(keep.size), (keep, col[keep])), shape=(codes.shape[0], grid_codes.size)
+        (np.ones(int(indptr[-1])), col[kept], indptr), shape=(codes.shape[0], grid_codes.size)
     )
 
 
