@@ -68,6 +68,8 @@ TOP = 3
 POOL_CAP = 200_000
 #: Above this many (stratum size x permutations) entries the re-randomizations loop.
 BLOCK = 4_000_000
+#: Entries (draws x drawn rows x K) of the rows gathered at once when they loop.
+CHUNK_ENTRIES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -289,9 +291,15 @@ def _permuted_sums(
             keys = rng.random((permutations, total))
             kth = np.partition(keys, size - 1, axis=1)[:, size - 1 : size]
             out += sign * ((keys <= kth).astype(np.float64) @ rows)
-        else:
-            for b in range(permutations):
-                out[b] += sign * rows[rng.choice(total, size, replace=False)].sum(axis=0)
+        else:  # the draws one by one (the same random stream), summed a chunk at a time
+            chunk = max(1, CHUNK_ENTRIES // (size * y.shape[1]))
+            for start in range(0, permutations, chunk):
+                stop = min(start + chunk, permutations)
+                drawn = np.stack(
+                    [rng.choice(total, size, replace=False) for _ in range(start, stop)]
+                )
+                # each draw's rows summed in order, as rows[draw].sum(axis=0) would
+                out[start:stop] += sign * rows[drawn].sum(axis=1)
     return out
 
 
