@@ -171,3 +171,36 @@ def test_indicator_kernel_is_the_dense_indicator() -> None:
     kernel = indicator_kernel(codes, grid)
     np.testing.assert_array_equal(kernel.toarray(), (codes[:, None] == grid[None, :]) * 1.0)
     assert kernel.has_canonical_format
+
+
+@pytest.mark.parametrize("with_design", [False, True])
+def test_variance_terms_with_the_factor_made_once_are_the_formula(with_design: bool) -> None:
+    # auto scores every candidate with one term_factor; the terms are the module's formula
+    from slicewise.estimators.centered import CoefficientFit
+    from slicewise.inference.cv_variance import cross_validated, design_weights, term_factor
+
+    rng = np.random.default_rng(12)
+    n, g, p = 300, 6, 2
+    kernel = np.exp(-0.5 * rng.normal(size=(n, g)) ** 2)
+    mass = kernel.sum(axis=0)
+    weights = kernel / mass
+    fraction = rng.uniform(0.05, 0.3, g)
+    pi = rng.uniform(0.1, 0.9, n)
+    design = design_weights(weights, mass, pi, mass / fraction) if with_design else None
+    y, x = rng.random(n), rng.normal(size=(n, p))
+    fold = np.arange(n) % 4
+    coef = rng.normal(size=(g, p))
+
+    def rule(rows: np.ndarray) -> CoefficientFit:
+        return CoefficientFit.fixed(coef * rows.size / n)
+
+    made = cross_validated(weights, fraction, y, x, fold, rule, design=design)
+    factor = term_factor(weights, fraction, design=design)
+    given = cross_validated(weights, fraction, y, x, fold, rule, design=design, factor=factor)
+    np.testing.assert_array_equal(given.terms, made.terms)
+    w = weights if design is None else design.weights
+    centring = weights if design is None else design.residual
+    top = (1.0 - fraction) if design is None else design.fpc
+    ebar = (centring * made.resid).sum(axis=0)
+    expected = top / (1.0 - (w**2).sum(axis=0)) * w**2 * (made.resid - ebar) ** 2
+    np.testing.assert_allclose(made.terms, expected, rtol=1e-12)

@@ -36,6 +36,7 @@ from ..inference.cv_variance import (
     dense_weights,
     design_weights,
     selection_correction,
+    term_factor,
 )
 from ..inference.variance import degenerate_floor, design_effect_factor
 from ..moments.kernel_ops import take_rows
@@ -157,6 +158,8 @@ def choose_and_fit(
         for name, feats in feature_sets.items()
     }
 
+    factor = term_factor(weights, fraction, design=design)  # the same for every candidate
+
     def score(cand: Candidate) -> CrossValidated:
         if cand.features == "none":
             return cross_validated(
@@ -167,6 +170,7 @@ def choose_and_fit(
                 fold,
                 lambda rows: CoefficientFit.fixed(np.zeros((g, 0))),
                 design=design,
+                factor=factor,
             )
         return cross_validated(
             weights,
@@ -176,6 +180,7 @@ def choose_and_fit(
             fold,
             _first(caches[cand.features].rule(cand)),
             design=design,
+            factor=factor,
         )
 
     per_item = _item_terms(score, [naive, *candidates], point_weights)
