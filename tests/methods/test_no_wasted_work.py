@@ -204,3 +204,77 @@ def test_variance_terms_with_the_factor_made_once_are_the_formula(with_design: b
     ebar = (centring * made.resid).sum(axis=0)
     expected = top / (1.0 - (w**2).sum(axis=0)) * w**2 * (made.resid - ebar) ** 2
     np.testing.assert_allclose(made.terms, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("same", [True, False])
+@pytest.mark.parametrize("design", [False, True])
+def test_labeled_sums_of_folds_add_up_to_those_of_their_union(same: bool, design: bool) -> None:
+    # auto's cross-validation makes the labeled sums once per fold and adds the training folds
+    from functools import reduce
+    from operator import add
+
+    from slicewise.moments.sums import LabeledMoments, LabeledRowSums
+
+    rng = np.random.default_rng(13)
+    n, g = 500, 7
+    k = np.exp(-0.5 * rng.normal(size=(n, g)) ** 2) * (rng.random((n, g)) < 0.8)
+    kb = k if same else np.exp(-0.1 * rng.normal(size=(n, g)) ** 2)
+    y, x = rng.random(n), rng.normal(size=(n, 3))
+    pi = rng.uniform(0.2, 1.0, n) if design else None
+    fold = rng.integers(0, 5, n)
+    train = np.flatnonzero(fold != 2)
+
+    def row_sums(index: np.ndarray) -> LabeledRowSums:
+        rows = k[index]  # kb is k itself when b = h, as the cache passes it
+        rows_b = rows if same else kb[index]
+        return LabeledRowSums.of(
+            rows, rows_b, y[index], x[index], pi=None if pi is None else pi[index]
+        )
+
+    parts = [row_sums(np.flatnonzero(fold == f)) for f in (0, 1, 3, 4)]
+    added = LabeledMoments.from_row_sums(reduce(add, parts))
+    kt = k[train]
+    whole = LabeledMoments.from_rows(
+        kt, kt if same else kb[train], y[train], x[train], pi=None if pi is None else pi[train]
+    )
+    for name in (
+        "mass",
+        "mass_b",
+        "mean",
+        "second",
+        "second_sq",
+        "mean_b",
+        "second_b",
+        "sum_w2",
+        "sum_w2_wb",
+        "sum_wb2",
+        "sum_w4",
+        "sample_mass",
+        "pi_max",
+        "second_sq_pi",
+    ):
+        got, want = getattr(added, name), getattr(whole, name)
+        if want is None:
+            assert got is None
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("inclusion", [None, "pi"])
+def test_auto_from_fold_sums_is_auto_from_each_training_set(
+    inclusion: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import slicewise as sw
+    from slicewise.methods.candidates import CoefficientCache
+
+    frame = _frame(6, m=4000, n=600)
+    frame["pi"] = np.where(frame["a"] > 0, 0.2, 0.1)
+    kwargs = {"z": "z", "signals": ["a", "b", "c"], "label": "y", "inclusion": inclusion}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        folds = sw.profile(frame, **kwargs)
+        monkeypatch.setattr(CoefficientCache, "_by_folds", lambda self, scale, rows: None)
+        each = sw.profile(frame, **kwargs)
+    np.testing.assert_allclose(folds.estimate, each.estimate, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(folds.se, each.se, rtol=1e-12, atol=1e-14)
+    assert folds.params["cv_variance_ratio"] == each.params["cv_variance_ratio"]

@@ -154,7 +154,7 @@ def choose_and_fit(
     g = ctx.grid_size
     naive = Candidate("none", 1.0, 0.0)
     caches = {
-        name: CoefficientCache(ctx, labeled, feats, options.ridge)
+        name: CoefficientCache(ctx, labeled, feats, options.ridge, fold=fold)
         for name, feats in feature_sets.items()
     }
 
