@@ -219,3 +219,17 @@ def test_looped_re_randomizations_are_the_one_by_one_draws(
         for b in range(permutations):
             want[b] += sign * rows[draws.choice(rows.shape[0], size, replace=False)].sum(axis=0)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([3.0, 0.0, 7.0, 3.0, -0.0, 9.0, 7.0]),  # codes with gaps, -0.0 is 0
+        np.array([0.5, 2.0, 0.5, -1.0, 2.0]),  # levels that are not codes: sorted
+        np.array([70_000.0, 2.0, 70_000.0]),  # beyond uint16: sorted
+    ],
+)
+def test_strata_of_levels_are_the_ranks_of_the_distinct_values(values: np.ndarray) -> None:
+    expected = np.unique(values, return_inverse=True)[1].reshape(-1)
+    np.testing.assert_array_equal(balance_strata(values[:, None], "categorical"), expected)
+    np.testing.assert_array_equal(balance_strata(values[:, None], "ordinal"), expected)

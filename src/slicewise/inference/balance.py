@@ -49,7 +49,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._typing import BoolArray, FloatArray, IntArray, Kind
-from ..data.table import ItemTable, column_moments
+from ..data.table import ItemTable, column_moments, small_codes
 from ..exceptions import LabelSelectionWarning
 
 #: The alarm level: false alarms on truly random labels at most 1 in 100.
@@ -155,6 +155,9 @@ def balance_strata(z: FloatArray, kind: Kind, *, bins: int = CONTINUOUS_BINS) ->
     """Z-strata of the balance test: categories or levels, or quantile bins of a continuous Z."""
     if kind != "continuous":
         if z.shape[1] == 1:
+            small = small_codes(z[:, 0])
+            if small is not None:  # category or level codes: ranks by counting, no sort
+                return _ranks(small.astype(np.intp))
             return np.unique(z[:, 0], return_inverse=True)[1].reshape(-1).astype(np.intp)
         return np.unique(z, axis=0, return_inverse=True)[1].reshape(-1).astype(np.intp)
     per_dim = max(2, round(bins ** (1.0 / z.shape[1])))
@@ -163,8 +166,13 @@ def balance_strata(z: FloatArray, kind: Kind, *, bins: int = CONTINUOUS_BINS) ->
         edges = np.unique(np.quantile(column, np.linspace(0.0, 1.0, per_dim + 1)[1:-1]))
         codes *= edges.size + 1  # in place: no (M,) temporaries beyond searchsorted's
         codes += np.searchsorted(edges, column, side="right")
-    # np.unique(codes, return_inverse=True)[1] by counting (the codes are few small integers):
-    # the same ranks without sorting M items
+    return _ranks(codes)
+
+
+def _ranks(codes: IntArray) -> IntArray:
+    """np.unique(codes, return_inverse=True)[1] by counting (the codes are few small
+    non-negative integers): the same ranks without sorting M items (a sort of 10^7 category
+    codes took 2.5 s)."""
     present = np.bincount(codes) > 0
     rank = np.cumsum(present) - 1
     return np.asarray(rank[codes], dtype=np.intp)
