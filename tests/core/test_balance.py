@@ -189,3 +189,47 @@ def test_warning_type_is_exported() -> None:
     assert sw.LabelSelectionWarning is LabelSelectionWarning
     assert issubclass(sw.LabelSelectionWarning, UserWarning)
     assert "LabelSelectionWarning" in sw.__all__
+
+
+@pytest.mark.parametrize("sign_small", [True, False])
+def test_looped_re_randomizations_are_the_one_by_one_draws(
+    sign_small: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # above BLOCK the draws are made one by one and summed a chunk at a time: the same draws
+    # and the same sums as summing each draw on its own (the obvious loop below)
+    from slicewise.inference import balance
+
+    rng = np.random.default_rng(3)
+    m, k, permutations = 700, 3, 37
+    y = rng.normal(size=(m, k))
+    strata = rng.integers(0, 3, m)
+    big = np.bincount(strata, minlength=3).astype(float)
+    small = np.round(big * (0.2 if sign_small else 0.8))
+    monkeypatch.setattr(balance, "BLOCK", 0)
+    monkeypatch.setattr(balance, "CHUNK_ENTRIES", 5 * 40 * k)  # several chunks, one short
+    got = balance._permuted_sums(y, strata, small, big, permutations, np.random.default_rng(8))
+    draws = np.random.default_rng(8)
+    want = np.zeros((permutations, k))
+    order = np.argsort(strata, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(big)]).astype(np.intp)
+    for h in range(3):
+        rows = y[order[bounds[h] : bounds[h + 1]]]
+        size = int(min(small[h], big[h] - small[h]))
+        sign = 1.0 if size == small[h] else -1.0
+        for b in range(permutations):
+            want[b] += sign * rows[draws.choice(rows.shape[0], size, replace=False)].sum(axis=0)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([3.0, 0.0, 7.0, 3.0, -0.0, 9.0, 7.0]),  # codes with gaps, -0.0 is 0
+        np.array([0.5, 2.0, 0.5, -1.0, 2.0]),  # levels that are not codes: sorted
+        np.array([70_000.0, 2.0, 70_000.0]),  # beyond uint16: sorted
+    ],
+)
+def test_strata_of_levels_are_the_ranks_of_the_distinct_values(values: np.ndarray) -> None:
+    expected = np.unique(values, return_inverse=True)[1].reshape(-1)
+    np.testing.assert_array_equal(balance_strata(values[:, None], "categorical"), expected)
+    np.testing.assert_array_equal(balance_strata(values[:, None], "ordinal"), expected)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from slicewise.data.table import canonical_order, lexsort_by_ties
+from slicewise.data.table import LONG_RUNS, canonical_order, lexsort_by_ties
 
 
 def _key(rng: np.random.Generator, m: int, kind: int) -> np.ndarray:
@@ -45,4 +45,22 @@ def test_rows_that_tie_on_every_key_keep_their_input_order(n_keys: int) -> None:
     first[rng.random(m) < 0.2] = np.nan
     assert not np.array_equal(np.argsort(first), np.argsort(first, kind="stable"))
     keys = [first, *(rng.integers(0, 2, m).astype(float) for _ in range(n_keys - 1))]
+    np.testing.assert_array_equal(lexsort_by_ties(keys), np.lexsort(keys[::-1]))
+
+
+@pytest.mark.parametrize("levels", [1, 3, 50])
+@pytest.mark.parametrize("seed", range(4))
+def test_category_codes_first_is_np_lexsort(seed: int, levels: int) -> None:
+    # codes first (radix-sorted, stable) and long runs sorted one by one on the next key, whose
+    # ties (rounded values, -0.0 and 0.0, NaN) the next rounds put in input-row order
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(LONG_RUNS * levels, 30_000))
+    codes = rng.integers(0, levels, m).astype(float)
+    later = [
+        np.round(rng.normal(size=m), int(rng.integers(0, 3))),
+        np.where(rng.random(m) < 0.5, 0.0, -0.0),
+        rng.integers(0, 2, m).astype(float),
+    ]
+    later[0][rng.random(m) < 0.1] = np.nan
+    keys = [codes, *later[: int(rng.integers(1, 4))]]
     np.testing.assert_array_equal(lexsort_by_ties(keys), np.lexsort(keys[::-1]))

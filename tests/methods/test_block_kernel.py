@@ -85,6 +85,37 @@ def test_blocks_are_the_stored_kernels_rows(q: int, monkeypatch: pytest.MonkeyPa
     np.testing.assert_allclose(stored, expected, rtol=1e-13, atol=1e-300)
 
 
+@pytest.mark.parametrize(
+    ("points", "h", "ratios"),
+    [
+        (np.linspace(-1.6, 1.6, 20), 0.1, True),  # the default grid's shape
+        (np.linspace(-2.0, 2.0, 7), 0.1, True),  # step / h = 6.7: factors down to 1e-19
+        (np.linspace(0.0, 1.0, 3), 1e-3, False),  # step / h = 500: exponentials
+        (np.array([-1.0, 0.0, 0.5, 2.0]), 0.3, False),  # unequal steps: exponentials
+    ],
+)
+def test_an_equally_spaced_grid_kernel_is_the_exponential(
+    points: np.ndarray, h: float, ratios: bool
+) -> None:
+    rng = np.random.default_rng(points.size)
+    z = rng.normal(size=(4000, 1)) * rng.choice([0.5, 3.0, 40.0], size=(4000, 1))
+    grid, bandwidth = points[:, None], np.full(1, h)
+    kernel = weights.gaussian_kernel(z, grid, bandwidth)
+    expected = np.exp(-0.5 * ((z - points[None, :]) / h) ** 2)
+    np.testing.assert_allclose(kernel, expected, rtol=1e-12, atol=1e-15)
+    assert (weights._grid_step(grid, bandwidth) is not None) == ratios
+    # each row depends on its item alone: sorted, one by one, column-major, all the same
+    order = np.argsort(z[:, 0])
+    np.testing.assert_array_equal(weights.gaussian_kernel(z[order], grid, bandwidth), kernel[order])
+    for i in rng.choice(z.shape[0], 25, replace=False):
+        np.testing.assert_array_equal(
+            weights.gaussian_kernel(z[i : i + 1], grid, bandwidth)[0], kernel[i]
+        )
+    column_major = np.empty((points.size, z.shape[0])).T
+    weights.gaussian_kernel(z[order], grid, bandwidth, out=column_major)
+    np.testing.assert_array_equal(column_major, kernel[order])
+
+
 def test_scale_sums_are_the_direct_sums(monkeypatch: pytest.MonkeyPatch) -> None:
     from slicewise.moments.pool import scale_sums_with
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from slicewise.data.table import column_moments, make_table
+from slicewise.data.table import MOMENT_ROWS, column_moments, make_table
 from slicewise.methods.base import STANDARDIZE_ROWS, LabeledSet, PoolContext, standardize
 from slicewise.methods.options import MethodOptions
 from slicewise.methods.run import Problem, build_context, run
@@ -39,7 +39,17 @@ def _context(frame: pd.DataFrame) -> PoolContext:
 
 
 @pytest.mark.parametrize(
-    "shape", [(1, 3), (5, 2), (STANDARDIZE_ROWS, 4), (3 * STANDARDIZE_ROWS + 7, 6), (40_000, 1)]
+    "shape",
+    [
+        (1, 3),
+        (5, 2),
+        (STANDARDIZE_ROWS, 4),
+        (3 * STANDARDIZE_ROWS + 7, 6),
+        (40_000, 1),
+        (MOMENT_ROWS + 1, 2),  # blocks: one full, one of a single row
+        (7 * MOMENT_ROWS, 3),
+        (250_003, 9),
+    ],
 )
 def test_column_moments_are_numpys_to_the_last_bit(shape: tuple[int, int]) -> None:
     rng = np.random.default_rng(shape[0])
@@ -130,3 +140,141 @@ def test_labeled_sums_of_dense_rows_are_the_sparse_ones(
         np.testing.assert_allclose(getattr(dense, name), getattr(sparse, name), rtol=1e-12)
     for name in ("sum_w2", "sum_w2_wb", "sum_wb2", "sum_w4"):
         np.testing.assert_allclose(getattr(dense, name), getattr(sparse, name), rtol=1e-12)
+
+
+def test_float32_signals_are_read_as_their_float64_values() -> None:
+    # float32 columns are converted as they are written into the table, not copied first
+    frame = _frame(5)
+    frame["z"] = frame["z"].astype("category")  # categorical: codes first in canonical order
+    single = frame.astype({"a": np.float32, "c": np.float32})
+    double = single.astype({"a": np.float64, "c": np.float64})
+    kwargs = {"z": "z", "signals": ["a", "b", "c"], "label": "y", "kind": "categorical"}
+    for canonical in (False, True):
+        got = make_table(single, canonical=canonical, **kwargs)
+        want = make_table(double, canonical=canonical, **kwargs)
+        assert got.signals.dtype == np.float64
+        np.testing.assert_array_equal(got.signals, want.signals)
+        np.testing.assert_array_equal(got.z, want.z)
+        assert got.notes == want.notes
+        if canonical:
+            assert got.rows is not None
+            assert want.rows is not None
+            np.testing.assert_array_equal(got.rows, want.rows)
+
+
+def test_indicator_kernel_is_the_dense_indicator() -> None:
+    from slicewise.locality.weights import indicator_kernel
+
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 9, 5000)
+    grid = np.array([7, 0, 3, 12])  # in any order; 12 is no item's code, 1 .. 8 not all kept
+    kernel = indicator_kernel(codes, grid)
+    np.testing.assert_array_equal(kernel.toarray(), (codes[:, None] == grid[None, :]) * 1.0)
+    assert kernel.has_canonical_format
+
+
+@pytest.mark.parametrize("with_design", [False, True])
+def test_variance_terms_with_the_factor_made_once_are_the_formula(with_design: bool) -> None:
+    # auto scores every candidate with one term_factor; the terms are the module's formula
+    from slicewise.estimators.centered import CoefficientFit
+    from slicewise.inference.cv_variance import cross_validated, design_weights, term_factor
+
+    rng = np.random.default_rng(12)
+    n, g, p = 300, 6, 2
+    kernel = np.exp(-0.5 * rng.normal(size=(n, g)) ** 2)
+    mass = kernel.sum(axis=0)
+    weights = kernel / mass
+    fraction = rng.uniform(0.05, 0.3, g)
+    pi = rng.uniform(0.1, 0.9, n)
+    design = design_weights(weights, mass, pi, mass / fraction) if with_design else None
+    y, x = rng.random(n), rng.normal(size=(n, p))
+    fold = np.arange(n) % 4
+    coef = rng.normal(size=(g, p))
+
+    def rule(rows: np.ndarray) -> CoefficientFit:
+        return CoefficientFit.fixed(coef * rows.size / n)
+
+    made = cross_validated(weights, fraction, y, x, fold, rule, design=design)
+    factor = term_factor(weights, fraction, design=design)
+    given = cross_validated(weights, fraction, y, x, fold, rule, design=design, factor=factor)
+    np.testing.assert_array_equal(given.terms, made.terms)
+    w = weights if design is None else design.weights
+    centring = weights if design is None else design.residual
+    top = (1.0 - fraction) if design is None else design.fpc
+    ebar = (centring * made.resid).sum(axis=0)
+    expected = top / (1.0 - (w**2).sum(axis=0)) * w**2 * (made.resid - ebar) ** 2
+    np.testing.assert_allclose(made.terms, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("same", [True, False])
+@pytest.mark.parametrize("design", [False, True])
+def test_labeled_sums_of_folds_add_up_to_those_of_their_union(same: bool, design: bool) -> None:
+    # auto's cross-validation makes the labeled sums once per fold and adds the training folds
+    from functools import reduce
+    from operator import add
+
+    from slicewise.moments.sums import LabeledMoments, LabeledRowSums
+
+    rng = np.random.default_rng(13)
+    n, g = 500, 7
+    k = np.exp(-0.5 * rng.normal(size=(n, g)) ** 2) * (rng.random((n, g)) < 0.8)
+    kb = k if same else np.exp(-0.1 * rng.normal(size=(n, g)) ** 2)
+    y, x = rng.random(n), rng.normal(size=(n, 3))
+    pi = rng.uniform(0.2, 1.0, n) if design else None
+    fold = rng.integers(0, 5, n)
+    train = np.flatnonzero(fold != 2)
+
+    def row_sums(index: np.ndarray) -> LabeledRowSums:
+        rows = k[index]  # kb is k itself when b = h, as the cache passes it
+        rows_b = rows if same else kb[index]
+        return LabeledRowSums.of(
+            rows, rows_b, y[index], x[index], pi=None if pi is None else pi[index]
+        )
+
+    parts = [row_sums(np.flatnonzero(fold == f)) for f in (0, 1, 3, 4)]
+    added = LabeledMoments.from_row_sums(reduce(add, parts))
+    kt = k[train]
+    whole = LabeledMoments.from_rows(
+        kt, kt if same else kb[train], y[train], x[train], pi=None if pi is None else pi[train]
+    )
+    for name in (
+        "mass",
+        "mass_b",
+        "mean",
+        "second",
+        "second_sq",
+        "mean_b",
+        "second_b",
+        "sum_w2",
+        "sum_w2_wb",
+        "sum_wb2",
+        "sum_w4",
+        "sample_mass",
+        "pi_max",
+        "second_sq_pi",
+    ):
+        got, want = getattr(added, name), getattr(whole, name)
+        if want is None:
+            assert got is None
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("inclusion", [None, "pi"])
+def test_auto_from_fold_sums_is_auto_from_each_training_set(
+    inclusion: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import slicewise as sw
+    from slicewise.methods.candidates import CoefficientCache
+
+    frame = _frame(6, m=4000, n=600)
+    frame["pi"] = np.where(frame["a"] > 0, 0.2, 0.1)
+    kwargs = {"z": "z", "signals": ["a", "b", "c"], "label": "y", "inclusion": inclusion}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        folds = sw.profile(frame, **kwargs)
+        monkeypatch.setattr(CoefficientCache, "_by_folds", lambda self, scale, rows: None)
+        each = sw.profile(frame, **kwargs)
+    np.testing.assert_allclose(folds.estimate, each.estimate, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(folds.se, each.se, rtol=1e-12, atol=1e-14)
+    assert folds.params["cv_variance_ratio"] == each.params["cv_variance_ratio"]

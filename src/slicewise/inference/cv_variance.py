@@ -193,6 +193,7 @@ def cross_validated(
     coefficient: Callable[[IntArray], CoefficientFit],
     *,
     design: DesignWeights | None = None,
+    factor: FloatArray | None = None,
 ) -> CrossValidated:
     """Out-of-fold residuals, their variance terms and the mean fold coefficient of a candidate.
 
@@ -214,6 +215,9 @@ def cross_validated(
         With known inclusion probabilities: the variance terms are the design-based ones of the
         module notes (Hajek weights, calibrated finite-population factor, residuals centred at
         their design mean). None: simple random sampling of L.
+    factor : ndarray of shape (n, G), optional
+        :func:`term_factor` of ``weights``, ``fraction`` and ``design``, when the caller scores
+        several candidates on them (made here otherwise).
 
     Returns
     -------
@@ -227,20 +231,29 @@ def cross_validated(
         coef = coefficient(train).coef  # (G, p)
         resid[test] = y[test, None] - x[test] @ coef.T
         coef_mean += (test.size / y.size) * coef
-    if design is not None:
-        ebar = np.einsum("ig,ig->g", design.residual, resid)
-        w = design.weights
-        sum_w2 = np.einsum("ig,ig->g", w, w)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            scale = np.where(sum_w2 < 1.0, design.fpc / (1.0 - sum_w2), np.nan)
-        terms = np.asarray(scale * w**2 * (resid - ebar) ** 2, dtype=np.float64)
-        return CrossValidated(terms=terms, resid=resid, coef=coef_mean)
-    ebar = np.einsum("ig,ig->g", weights, resid)
-    sum_w2 = np.einsum("ig,ig->g", weights, weights)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.where(sum_w2 < 1.0, (1.0 - fraction) / (1.0 - sum_w2), np.nan)
-    terms = np.asarray(scale * weights**2 * (resid - ebar) ** 2, dtype=np.float64)
+    if factor is None:
+        factor = term_factor(weights, fraction, design=design)
+    centring = weights if design is None else design.residual
+    ebar = np.einsum("ig,ig->g", centring, resid)
+    terms = np.asarray(factor * (resid - ebar) ** 2, dtype=np.float64)
     return CrossValidated(terms=terms, resid=resid, coef=coef_mean)
+
+
+def term_factor(
+    weights: FloatArray, fraction: FloatArray, *, design: DesignWeights | None = None
+) -> FloatArray:
+    """The factor of the squared centred residual in every item's variance term, (n, G):
+    (1 - pi(z)) / (1 - sum_L w^2) w^2 (simple random sampling) or fpc / (1 - sum_L w^2) w^2 with
+    the design weights w (module notes). The same for every candidate of one labeled set:
+    :func:`cross_validated` takes it made once."""
+    w = weights if design is None else design.weights
+    sum_w2 = np.einsum("ig,ig->g", w, w)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if design is None:
+            scale = np.where(sum_w2 < 1.0, (1.0 - fraction) / (1.0 - sum_w2), np.nan)
+        else:
+            scale = np.where(sum_w2 < 1.0, design.fpc / (1.0 - sum_w2), np.nan)
+    return np.asarray(scale * w**2, dtype=np.float64)
 
 
 def _truncated_excess(t: float, threshold: float) -> float:

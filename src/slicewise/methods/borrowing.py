@@ -37,6 +37,7 @@ from ..inference.cv_variance import (
     dense_weights,
     design_weights,
     selection_correction,
+    term_factor,
 )
 from ..inference.variance import degenerate_floor, design_effect_factor
 from ..moments.kernel_ops import take_rows
@@ -154,9 +155,11 @@ def choose_and_fit(
     g = ctx.grid_size
     naive = Candidate("none", 1.0, 0.0)
     caches = {
-        name: CoefficientCache(ctx, labeled, feats, options.ridge)
+        name: CoefficientCache(ctx, labeled, feats, options.ridge, fold=fold)
         for name, feats in feature_sets.items()
     }
+
+    factor = term_factor(weights, fraction, design=design)  # the same for every candidate
 
     def score(cand: Candidate) -> CrossValidated:
         if cand.features == "none":
@@ -168,6 +171,7 @@ def choose_and_fit(
                 fold,
                 lambda rows: CoefficientFit.fixed(np.zeros((g, 0))),
                 design=design,
+                factor=factor,
             )
         return cross_validated(
             weights,
@@ -177,6 +181,7 @@ def choose_and_fit(
             fold,
             _first(caches[cand.features].rule(cand)),
             design=design,
+            factor=factor,
         )
 
     per_item = _item_terms(score, [naive, *candidates], point_weights)

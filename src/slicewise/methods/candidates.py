@@ -7,6 +7,8 @@ and the plain words a report uses for each (:func:`candidate_words`). The choice
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -23,7 +25,7 @@ from ..estimators.learned import (
 )
 from ..moments.kernel_ops import as_dense_if_small, safe_divide, take_rows
 from ..moments.pool import prepend_column
-from ..moments.sums import LabeledMoments, PoolMoments
+from ..moments.sums import LabeledMoments, LabeledRowSums, PoolMoments
 from .base import (
     LabeledSet,
     LearnedSums,
@@ -167,18 +169,32 @@ class CoefficientCache:
     """Local (per nuisance scale) and pooled coefficients of one feature set, fitted on subsets of
     the labeled set and memoised, so that every shrinkage strength reuses the same fits.
 
-    Labeled kernel rows are taken (and densified when small) once per scale.
+    Labeled kernel rows are taken (and densified when small) once per scale. Given the folds of
+    the cross-validation (``fold``, one per labeled item), the labeled sums of a training set
+    made of whole folds (and of all of L) are those of its folds added up
+    (:class:`~slicewise.moments.sums.LabeledRowSums`), each fold's made once per scale: one
+    pass over L's rows per scale instead of one per training set (equal up to the order of the
+    additions).
     """
 
     def __init__(
-        self, ctx: PoolContext, labeled: LabeledSet, features: FeatureSet, ridge: float
+        self,
+        ctx: PoolContext,
+        labeled: LabeledSet,
+        features: FeatureSet,
+        ridge: float,
+        *,
+        fold: IntArray | None = None,
     ) -> None:
         self._ctx = ctx
         self._labeled = labeled
         self._features = features
         self._ridge = ridge
+        self._fold = fold
         self._rows: dict[float, KernelMatrix] = {}
         self._fits: dict[tuple[float, bytes], tuple[CoefficientFit, FloatArray]] = {}
+        self._fold_sums: dict[float, list[LabeledRowSums]] = {}
+        self._fold_sizes = None if fold is None else np.unique(fold, return_counts=True)
 
     def _kernel_rows(self, scale: float) -> KernelMatrix:
         if scale not in self._rows:  # one copy per labeled set, shared by the feature sets
@@ -194,12 +210,14 @@ class CoefficientCache:
         ``rows``, and the labeled effective size n_eff,b(z) = 1 / sum (w^b)^2 of that subset."""
         key = (scale, rows.tobytes())
         if key not in self._fits:
-            y = self._labeled.y[rows]
-            x = self._features.x_lab[rows]
-            k_rows = self._kernel_rows(1.0)[rows]
-            kb_rows = k_rows if scale == 1.0 else self._kernel_rows(scale)[rows]
-            pi = None if self._labeled.pi is None else self._labeled.pi[rows]
-            lab = LabeledMoments.from_rows(k_rows, kb_rows, y, x, pi=pi)
+            lab = self._by_folds(scale, rows)
+            if lab is None:
+                y = self._labeled.y[rows]
+                x = self._features.x_lab[rows]
+                k_rows = self._kernel_rows(1.0)[rows]
+                kb_rows = k_rows if scale == 1.0 else self._kernel_rows(scale)[rows]
+                pi = None if self._labeled.pi is None else self._labeled.pi[rows]
+                lab = LabeledMoments.from_rows(k_rows, kb_rows, y, x, pi=pi)
             coef = ridge_coefficient(
                 self._features.pool[scale], lab, self._ridge, prior=self._features.prior
             )
@@ -209,6 +227,38 @@ class CoefficientCache:
                 )
             self._fits[key] = (coef, n_eff)
         return self._fits[key]
+
+    def _by_folds(self, scale: float, rows: IntArray) -> LabeledMoments | None:
+        """The labeled moments of ``rows`` from the sums of its folds, or None when ``rows``
+        is not a union of whole folds or the kernel rows are sparse."""
+        fold = self._fold
+        if fold is None or self._fold_sizes is None:
+            return None
+        k_all = self._kernel_rows(1.0)
+        kb_all = k_all if scale == 1.0 else self._kernel_rows(scale)
+        if not isinstance(k_all, np.ndarray) or not isinstance(kb_all, np.ndarray):
+            return None
+        levels, sizes = self._fold_sizes
+        present = np.isin(levels, fold[rows])
+        if rows.size != int(sizes[present].sum()):
+            return None
+        if scale not in self._fold_sums:
+            parts = []
+            for level in levels:
+                index = np.flatnonzero(fold == level)
+                k = k_all[index]
+                parts.append(
+                    LabeledRowSums.of(
+                        k,
+                        k if scale == 1.0 else kb_all[index],
+                        self._labeled.y[index],
+                        self._features.x_lab[index],
+                        pi=None if self._labeled.pi is None else self._labeled.pi[index],
+                    )
+                )
+            self._fold_sums[scale] = parts
+        chosen = [part for part, keep in zip(self._fold_sums[scale], present, strict=True) if keep]
+        return LabeledMoments.from_row_sums(functools.reduce(operator.add, chosen))
 
     def rule(self, candidate: Candidate) -> Callable[[IntArray], tuple[CoefficientFit, FloatArray]]:
         """Coefficient of ``candidate`` on a subset of L, with its shrinkage weight omega(z)."""

@@ -164,9 +164,11 @@ def scales_sums_with(
     buffer = np.empty((rows_max, start_extra + width), order="F")
     buffer[:, 0] = 1.0
     ones = np.ones((rows_max, 1))
-    rows_buffer = np.empty((rows_max, max(kernel.shape[1] for kernel in kernels)))
+    # column-major kernel blocks: :func:`~slicewise.locality.weights.gaussian_kernel` makes
+    # a kernel column by column there, with no transposed copy
+    rows_buffer = np.empty((max(kernel.shape[1] for kernel in kernels), rows_max)).T
     root = _doubled_bandwidth(kernels)
-    first_buffer = np.empty((rows_max, kernels[0].shape[1])) if root.any() else None
+    first_buffer = np.empty((kernels[0].shape[1], rows_max)).T if root.any() else None
     with one_blas_thread():
         for start in range(0, m, rows_max):
             stop = min(start + rows_max, m)

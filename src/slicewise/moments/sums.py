@@ -280,6 +280,8 @@ class LabeledMoments:
         same = kb is k
         k = as_dense_if_small(k)
         kb = k if same else as_dense_if_small(kb)
+        if isinstance(k, np.ndarray) and isinstance(kb, np.ndarray):
+            return cls.from_row_sums(LabeledRowSums.of(k, kb, label, x, pi=pi))
         sample_mass = None
         pi_max = None
         if pi is not None:
@@ -287,54 +289,107 @@ class LabeledMoments:
             pi_max = positive_max(k, pi)
             k = scale_rows(k, 1.0 / pi)
             kb = k if same else scale_rows(kb, 1.0 / pi)
-        n = label.shape[0]
-        aug = np.empty((n, 2 + x.shape[1]), order="F")  # by columns, for product_columns
-        aug[:, 0] = 1.0
-        aug[:, 1] = label
-        aug[:, 2:] = x
+        aug = _augmented(label, x)
         d = aug.shape[1]
         outer = product_columns(aug)  # upper triangles: each product once, not twice
         k_sq = square(k)
-        if isinstance(k, np.ndarray) and isinstance(kb, np.ndarray):
-            # dense rows: one BLAS product of [k, k^2, kb] with [aug, outer] gives every sum
-            # (aug's first column is the constant, so the masses are its first column)
-            g = k.shape[1]
-            k_sq_rows = np.asarray(k_sq, dtype=np.float64)
-            kernels = [k, k_sq_rows] if kb is k else [k, k_sq_rows, kb]
-            sums = np.hstack(kernels).T @ np.column_stack([aug, outer])
-            first, mass = sums[:g, :d], sums[:g, 0]
-            second = symmetric(sums[:g, d:], d)
-            mass_sq = sums[g : 2 * g, 0]
-            second_sq = symmetric(sums[g : 2 * g, d:], d)
-            if kb is k:
-                mass_b, first_b, second_b = mass, first, second
-                sum_wb2_raw = mass_sq
-            else:
-                first_b, mass_b = sums[2 * g :, :d], sums[2 * g :, 0]
-                second_b = symmetric(sums[2 * g :, d:], d)
-                sum_wb2_raw = square_column_sums(kb)
-            cross = weighted_sums(multiply(k_sq, kb), aug[:, :1])
+        mass = column_sums(k)
+        mass_sq = column_sums(k_sq)
+        first = weighted_sums(k, aug)
+        second = symmetric(weighted_sums(k, outer), d)
+        second_sq = symmetric(weighted_sums(k_sq, outer), d)
+        if kb is k:
+            mass_b, first_b, second_b = mass, first, second
+            cross = weighted_sums(multiply(k_sq, k), aug[:, :1])
+            sum_wb2_raw = mass_sq
         else:
-            mass = column_sums(k)
-            mass_sq = column_sums(k_sq)
-            first = weighted_sums(k, aug)
-            second = symmetric(weighted_sums(k, outer), d)
-            second_sq = symmetric(weighted_sums(k_sq, outer), d)
-            if kb is k:
-                mass_b, first_b, second_b = mass, first, second
-                cross = weighted_sums(multiply(k_sq, k), aug[:, :1])
-                sum_wb2_raw = mass_sq
-            else:
-                mass_b = column_sums(kb)
-                first_b = weighted_sums(kb, aug)
-                second_b = symmetric(weighted_sums(kb, outer), d)
-                cross = weighted_sums(multiply(k_sq, kb), aug[:, :1])
-                sum_wb2_raw = square_column_sums(kb)
+            mass_b = column_sums(kb)
+            first_b = weighted_sums(kb, aug)
+            second_b = symmetric(weighted_sums(kb, outer), d)
+            cross = weighted_sums(multiply(k_sq, kb), aug[:, :1])
+            sum_wb2_raw = square_column_sums(kb)
+        second_sq_pi = None
+        if pi is not None:
+            second_sq_pi = safe_divide(
+                symmetric(weighted_sums(k_sq, outer * pi[:, None]), d), mass**2
+            )
+        return cls._assemble(
+            mass=mass,
+            mass_sq=mass_sq,
+            first=first,
+            second=second,
+            second_sq=second_sq,
+            mass_b=mass_b,
+            first_b=first_b,
+            second_b=second_b,
+            cross=cross,
+            sum_wb2_raw=sum_wb2_raw,
+            fourth=square_column_sums(k_sq),
+            sample_mass=sample_mass,
+            pi_max=pi_max,
+            second_sq_pi=second_sq_pi,
+        )
+
+    @classmethod
+    def from_row_sums(cls, sums: LabeledRowSums) -> LabeledMoments:
+        """Labeled moments from the sums over dense labeled rows (:class:`LabeledRowSums`;
+        the sums of several disjoint sets of rows added up are those of their union)."""
+        g, d = sums.grid_size, sums.width
+        table = sums.products
+        first, mass = table[:g, :d], table[:g, 0]
+        second = symmetric(table[:g, d:], d)
+        mass_sq = table[g : 2 * g, 0]
+        second_sq = symmetric(table[g : 2 * g, d:], d)
+        if table.shape[0] == 2 * g:  # kb is k
+            mass_b, first_b, second_b = mass, first, second
+            sum_wb2_raw = mass_sq
+        else:
+            first_b, mass_b = table[2 * g :, :d], table[2 * g :, 0]
+            second_b = symmetric(table[2 * g :, d:], d)
+            assert sums.square_b is not None
+            sum_wb2_raw = sums.square_b
+        second_sq_pi = None
+        if sums.design_products is not None:
+            second_sq_pi = safe_divide(symmetric(sums.design_products, d), mass**2)
+        return cls._assemble(
+            mass=mass,
+            mass_sq=mass_sq,
+            first=first,
+            second=second,
+            second_sq=second_sq,
+            mass_b=mass_b,
+            first_b=first_b,
+            second_b=second_b,
+            cross=sums.cross,
+            sum_wb2_raw=sum_wb2_raw,
+            fourth=sums.fourth,
+            sample_mass=sums.sample_mass,
+            pi_max=sums.pi_max,
+            second_sq_pi=second_sq_pi,
+        )
+
+    @classmethod
+    def _assemble(
+        cls,
+        *,
+        mass: FloatArray,
+        mass_sq: FloatArray,
+        first: FloatArray,
+        second: FloatArray,
+        second_sq: FloatArray,
+        mass_b: FloatArray,
+        first_b: FloatArray,
+        second_b: FloatArray,
+        cross: FloatArray,
+        sum_wb2_raw: FloatArray,
+        fourth: FloatArray,
+        sample_mass: FloatArray | None,
+        pi_max: FloatArray | None,
+        second_sq_pi: FloatArray | None,
+    ) -> LabeledMoments:
         with np.errstate(divide="ignore", invalid="ignore"):
             sum_w2 = np.where(mass > 0, mass_sq / np.where(mass > 0, mass, 1.0) ** 2, 0.0)
-            sum_w4 = np.where(
-                mass > 0, square_column_sums(k_sq) / np.where(mass > 0, mass, 1.0) ** 4, 0.0
-            )
+            sum_w4 = np.where(mass > 0, fourth / np.where(mass > 0, mass, 1.0) ** 4, 0.0)
             sum_w2_wb = np.where(
                 (mass > 0) & (mass_b > 0),
                 cross[:, 0]
@@ -343,11 +398,6 @@ class LabeledMoments:
             )
             sum_wb2 = np.where(
                 mass_b > 0, sum_wb2_raw / np.where(mass_b > 0, mass_b, 1.0) ** 2, 0.0
-            )
-        second_sq_pi = None
-        if pi is not None:
-            second_sq_pi = safe_divide(
-                symmetric(weighted_sums(k_sq, outer * pi[:, None]), d), mass**2
             )
         return cls(
             sample_mass=sample_mass,
@@ -392,3 +442,108 @@ class LabeledMoments:
         ebar = self.mean[:, 1] - np.einsum("gp,gp->g", coef, self.mean[:, 2:])
         v = np.column_stack([-ebar, np.ones(g), -coef])
         return np.asarray(np.einsum("gi,gij,gj->g", v, moment, v), dtype=np.float64)
+
+
+def _augmented(label: FloatArray, x: FloatArray) -> FloatArray:
+    """The augmented rows (1, Y, X), by columns (for :func:`product_columns`)."""
+    aug = np.empty((label.shape[0], 2 + x.shape[1]), order="F")
+    aug[:, 0] = 1.0
+    aug[:, 1] = label
+    aug[:, 2:] = x
+    return aug
+
+
+@dataclass(frozen=True, eq=False)
+class LabeledRowSums:
+    """The sums over a set of dense labeled rows that :class:`LabeledMoments` is made of.
+
+    Sums over disjoint sets of rows add up (``+``; the largest inclusion probability, a
+    maximum): cross-validation makes them once per fold and adds the folds of each training
+    set, instead of a pass over every training set's rows.
+
+    Attributes
+    ----------
+    grid_size, width : int
+        G and d = 2 + p (the augmented row (1, Y, X)).
+    products : ndarray of shape (2G or 3G, d + d(d+1)/2)
+        [k, k^2, kb]' [aug, upper aug aug'] (kb left out when it is k), one BLAS product.
+    cross : ndarray of shape (G, 1)
+        sum k^2 kb.
+    square_b : ndarray of shape (G,) or None
+        sum kb^2 (None when kb is k: then it is the mass of k^2).
+    fourth : ndarray of shape (G,)
+        sum k^4.
+    sample_mass, pi_max, design_products : ndarray or None
+        With inclusion probabilities: sum k and max pi over the rows before the design weights,
+        and sum k^2 pi aug aug' (upper triangle) after them.
+    """
+
+    grid_size: int
+    width: int
+    products: FloatArray
+    cross: FloatArray
+    square_b: FloatArray | None
+    fourth: FloatArray
+    sample_mass: FloatArray | None = None
+    pi_max: FloatArray | None = None
+    design_products: FloatArray | None = None
+
+    def __add__(self, other: LabeledRowSums) -> LabeledRowSums:
+        def add(a: FloatArray | None, b: FloatArray | None) -> FloatArray | None:
+            return None if a is None or b is None else a + b
+
+        return LabeledRowSums(
+            grid_size=self.grid_size,
+            width=self.width,
+            products=self.products + other.products,
+            cross=self.cross + other.cross,
+            square_b=add(self.square_b, other.square_b),
+            fourth=self.fourth + other.fourth,
+            sample_mass=add(self.sample_mass, other.sample_mass),
+            pi_max=(
+                None
+                if self.pi_max is None or other.pi_max is None
+                else np.maximum(self.pi_max, other.pi_max)
+            ),
+            design_products=add(self.design_products, other.design_products),
+        )
+
+    @classmethod
+    def of(
+        cls,
+        k: FloatArray,
+        kb: FloatArray,
+        label: FloatArray,
+        x: FloatArray,
+        *,
+        pi: FloatArray | None = None,
+    ) -> LabeledRowSums:
+        """The sums over dense kernel rows at h and b (``kb is k`` when b = h), labels and
+        features; with ``pi`` the kernel rows are divided by pi_i before any sum but
+        ``sample_mass`` and ``pi_max``."""
+        same = kb is k
+        sample_mass = None
+        pi_max = None
+        if pi is not None:
+            sample_mass = column_sums(k)
+            pi_max = positive_max(k, pi)
+            k = np.asarray(scale_rows(k, 1.0 / pi), dtype=np.float64)
+            kb = k if same else np.asarray(scale_rows(kb, 1.0 / pi), dtype=np.float64)
+        aug = _augmented(label, x)
+        outer = product_columns(aug)  # upper triangles: each product once, not twice
+        k_sq = np.asarray(square(k), dtype=np.float64)
+        # one BLAS product of [k, k^2, kb] with [aug, outer] gives every sum (aug's first
+        # column is the constant, so the masses are its first column)
+        kernels = [k, k_sq] if kb is k else [k, k_sq, kb]
+        products = np.hstack(kernels).T @ np.column_stack([aug, outer])
+        return cls(
+            grid_size=k.shape[1],
+            width=aug.shape[1],
+            products=products,
+            cross=weighted_sums(multiply(k_sq, kb), aug[:, :1]),
+            square_b=None if kb is k else square_column_sums(kb),
+            fourth=square_column_sums(k_sq),
+            sample_mass=sample_mass,
+            pi_max=pi_max,
+            design_products=(None if pi is None else weighted_sums(k_sq, outer * pi[:, None])),
+        )
