@@ -30,6 +30,7 @@ from .domain_input import (
     list_domains,
     prepare,
 )
+from .estimators.survey.base import labeled_effective_size
 from .exceptions import EmptyDomainWarning, SmallDomainWarning, SmoothingFallbackWarning
 from .results_domain import DomainResult, ValidationResult
 from .selection.dbcv import design_cv
@@ -55,11 +56,9 @@ def labels_mean(sample: DomainSample) -> tuple[FloatArray, FloatArray]:
     n_dom = sample.n_domains
     mass = np.bincount(dom, weights=w, minlength=n_dom)
     total = np.bincount(dom, weights=w * sample.y, minlength=n_dom)
-    square = np.bincount(dom, weights=w * w, minlength=n_dom)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(mass > 0, total / np.where(mass > 0, mass, 1.0), np.nan)
-        n_eff = np.where(square > 0, mass**2 / np.where(square > 0, square, 1.0), 0.0)
-    return mean, n_eff
+    return mean, labeled_effective_size(sample)
 
 
 def domain_result(

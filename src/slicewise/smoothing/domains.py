@@ -21,7 +21,12 @@ from threadpoolctl import threadpool_limits
 from .._typing import BoolArray, FloatArray, IntArray
 from ..data.designs import DomainSample
 from ..estimators.centered import residual_floor
-from ..estimators.survey.base import DirectFit, pool_means, pooled_variance
+from ..estimators.survey.base import (
+    DirectFit,
+    labeled_effective_size,
+    pool_means,
+    pooled_variance,
+)
 from ..estimators.survey.greg import greg, greg_or_hajek
 from ..estimators.survey.ht import hajek, horvitz_thompson
 from ..estimators.survey.ppi import ppi, ppi_plus_plus
@@ -149,12 +154,7 @@ def residual_floored(fit: DirectFit, sample: DomainSample) -> DirectFit:
     per domain over 60 draws (se 0 for PPI), and ``pp-s`` refused to run (no domain had a
     positive sampling variance).
     """
-    labels_only = hajek(sample).variance
-    w = sample.weight
-    mass = np.bincount(sample.labeled_domain, weights=w, minlength=sample.n_domains)
-    square = np.bincount(sample.labeled_domain, weights=w * w, minlength=sample.n_domains)
-    n_eff = np.divide(mass**2, square, out=np.zeros(sample.n_domains), where=square > 0)
-    floor = residual_floor(labels_only, n_eff)
+    floor = residual_floor(hajek(sample).variance, labeled_effective_size(sample))
     with np.errstate(invalid="ignore"):
         floored = np.isfinite(floor) & ~(fit.variance >= floor)
     return replace(fit, variance=np.where(floored, floor, fit.variance), floored=floored)

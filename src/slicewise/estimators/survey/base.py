@@ -145,6 +145,15 @@ def pool_means(domain: Any, values: FloatArray, n_domains: int) -> FloatArray:
     return out
 
 
+def labeled_effective_size(sample: DomainSample) -> FloatArray:
+    """Kish's effective size of each domain's labeled design weights, (sum w)^2 / sum w^2 with
+    w = 1 / pi (the labeled count where the weights are equal; 0 without labels)."""
+    w = sample.weight
+    mass = np.bincount(sample.labeled_domain, weights=w, minlength=sample.n_domains)
+    square = np.bincount(sample.labeled_domain, weights=w * w, minlength=sample.n_domains)
+    return np.divide(mass**2, square, out=np.zeros(sample.n_domains), where=square > 0)
+
+
 def design_factor(sample: DomainSample) -> FloatArray:
     """kappa_d = sum_{s_d} w_i (w_i - 1) / N_d^2 with w = 1 / pi.
 
