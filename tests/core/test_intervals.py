@@ -370,10 +370,10 @@ def _nearly_exact_judge(seed: int) -> pd.DataFrame:
 def test_nearly_exact_judge_covers_when_its_one_mistake_is_unlabeled() -> None:
     """When none of a slice's labeled items shows the judge's one mistake (two draws in three at
     80 labels of 240), the residuals are about 0 and auto's se collapsed (about 0.005 against
-    errors of about 1/60): its intervals covered 0.38-0.52 per slice over these 100 draws. The residual
-    floor (``estimators.centered.residual_floor``: at most n_eff + 1 times the labels-only
-    precision) must make every slice cover at least 0.9, and auto's variance is at least the
-    gold-only one over n_eff + 1 in every draw and slice."""
+    errors of about 1/60): its intervals covered 0.38-0.52 per slice over these 100 draws. The
+    residual floor (``estimators.centered.residual_floor``: at most n_eff + 1 times the
+    labels-only precision) must make every slice cover at least 0.9, and auto's variance is at
+    least the gold-only one over n_eff + 1 in every draw and slice."""
     res = sw.study(
         _nearly_exact_judge(1), z="z", kind="categorical", label="y", signals=["judge", "noise"],
         methods=["naive", "auto"], budgets=[80], reps=100, rng=3,
