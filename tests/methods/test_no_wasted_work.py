@@ -1,9 +1,10 @@
 """Work a profile does not need is not done, and what is done is the same arithmetic as before:
-naive never standardises the signals, the signals' moments are numpy's to the last bit, and the
+naive never standardises the signals, the signals' moments are the exact ones to rounding, and the
 table's signals are the input's in canonical order."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -51,14 +52,31 @@ def _context(frame: pd.DataFrame) -> PoolContext:
         (250_003, 9),
     ],
 )
-def test_column_moments_are_numpys_to_the_last_bit(shape: tuple[int, int]) -> None:
+def test_column_moments_are_the_exact_moments_to_rounding(shape: tuple[int, int]) -> None:
     rng = np.random.default_rng(shape[0])
     values = rng.normal(size=shape) * rng.uniform(0.1, 100, shape[1]) + rng.uniform(-1e3, 1e3)
+    values[:, 0] = np.round(values[:, 0])  # integers: every partial sum is exact
     mean, sd = column_moments(values)
-    np.testing.assert_array_equal(mean, values.mean(axis=0))
-    np.testing.assert_array_equal(sd, values.std(axis=0))
-    fortran = np.asfortranarray(values)  # summed in another order by numpy too
-    np.testing.assert_array_equal(column_moments(fortran)[1], fortran.std(axis=0))
+    # exact references: math.fsum rounds the exact sum once
+    exact_mean = np.array([math.fsum(column) for column in values.T]) / shape[0]
+    exact_sd = np.sqrt(
+        [
+            math.fsum((c - m) ** 2 for c in column) / shape[0]
+            for column, m in zip(values.T, exact_mean, strict=True)
+        ]
+    )
+    assert mean[0] == exact_mean[0]
+    np.testing.assert_allclose(mean, exact_mean, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(sd, exact_sd, rtol=1e-13, atol=1e-13)
+    fortran = np.asfortranarray(values)
+    np.testing.assert_allclose(column_moments(fortran)[1], exact_sd, rtol=1e-13, atol=1e-13)
+
+
+def test_a_constant_column_has_sd_exactly_zero() -> None:
+    values = np.column_stack([np.full(3 * MOMENT_ROWS + 5, 0.1), np.arange(3 * MOMENT_ROWS + 5.0)])
+    _, sd = column_moments(values)
+    assert sd[0] == 0.0
+    assert sd[1] > 0
 
 
 def test_naive_never_standardises_the_signals() -> None:
@@ -82,7 +100,8 @@ def test_the_standardisation_made_on_first_use_is_standardize() -> None:
     np.testing.assert_array_equal(ctx.features, features)
     np.testing.assert_array_equal(ctx.signal_mean, mean)
     expected = (ctx.table.signals - ctx.table.signals.mean(axis=0)) / ctx.table.signals.std(axis=0)
-    np.testing.assert_allclose(ctx.features, expected, rtol=1e-14, atol=1e-14)
+    # numpy's std of the 0/1 indicator column is 2.4e-14 (relative) off the exact one
+    np.testing.assert_allclose(ctx.features, expected, rtol=1e-13, atol=1e-13)
     with pytest.raises(AttributeError, match="no attribute 'feature'"):
         getattr(ctx, "feature")  # noqa: B009
 
@@ -109,9 +128,10 @@ def test_standardize_in_blocks_is_the_plain_formula() -> None:
     values = rng.normal(size=(3 * STANDARDIZE_ROWS + 7, 4)) * [1.0, 3.0, 0.5, 1.0] + 2.0
     values[:, 3] = 7.0  # constant: scale 1
     features, mean, scale = standardize(values)
-    np.testing.assert_array_equal(mean, values.mean(axis=0))
-    np.testing.assert_array_equal(scale, np.where(values.std(axis=0) > 0, values.std(axis=0), 1))
-    np.testing.assert_array_equal(features, (values - values.mean(axis=0)) / scale)
+    np.testing.assert_allclose(mean, values.mean(axis=0), rtol=1e-14)
+    np.testing.assert_allclose(scale[:3], values.std(axis=0)[:3], rtol=1e-13)
+    assert scale[3] == 1.0
+    np.testing.assert_array_equal(features, (values - mean) / scale)
     np.testing.assert_array_equal(features[:, 3], 0.0)
 
 

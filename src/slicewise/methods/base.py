@@ -59,7 +59,7 @@ def standardize(
     """
     mean, sd = column_moments(signals) if moments is None else moments
     scale = np.where(sd > 0, sd, 1.0)
-    features = np.empty(signals.shape)
+    features = np.empty_like(signals, dtype=np.float64)  # in the signals' memory order
     for start in range(0, signals.shape[0], STANDARDIZE_ROWS):  # one pass, each block in cache
         block = features[start : start + STANDARDIZE_ROWS]
         np.subtract(signals[start : start + STANDARDIZE_ROWS], mean, out=block)
