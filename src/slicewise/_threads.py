@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
+
+
+@cache
+def _controller() -> ThreadpoolController:
+    """The process's thread pools, found once: a ``threadpool_limits`` call looks them up again
+    among every loaded library (0.8 ms each, a few milliseconds per profile). scipy's own BLAS is
+    loaded first, so that the controller limits it too."""
+    import scipy.linalg  # noqa: F401
+
+    return ThreadpoolController()
 
 
 def one_blas_thread() -> Any:
@@ -16,4 +27,4 @@ def one_blas_thread() -> Any:
     took 1.3-15 s with two threads on two shared cores and 0.3-0.7 s with one
     (benchmarks/bench_core.py).
     """
-    return threadpool_limits(1, user_api="blas")
+    return _controller().limit(limits=1, user_api="blas")

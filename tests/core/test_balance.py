@@ -233,3 +233,15 @@ def test_strata_of_levels_are_the_ranks_of_the_distinct_values(values: np.ndarra
     expected = np.unique(values, return_inverse=True)[1].reshape(-1)
     np.testing.assert_array_equal(balance_strata(values[:, None], "categorical"), expected)
     np.testing.assert_array_equal(balance_strata(values[:, None], "ordinal"), expected)
+
+
+@pytest.mark.parametrize("decimals", [None, 1, 0])
+def test_sorted_profiles_get_the_same_bins_as_shuffled_ones(decimals: int | None) -> None:
+    # a table in canonical order has its continuous Z sorted, which takes a faster path
+    rng = np.random.default_rng(17)
+    z = np.concatenate([np.zeros(3000), rng.normal(size=5000)])
+    z = np.sort(z if decimals is None else np.round(z, decimals))  # ties at the edges too
+    shuffle = rng.permutation(z.size)
+    general = balance_strata(z[shuffle, None], "continuous")
+    fast = balance_strata(z[:, None], "continuous")
+    np.testing.assert_array_equal(fast[shuffle], general)
