@@ -185,3 +185,32 @@ def test_one_pass_at_several_kernels_is_one_pass_per_kernel(
                 getattr(sums, name), getattr(alone, name), rtol=1e-12, atol=1e-10
             )
         np.testing.assert_allclose(sums_extra, alone_extra, rtol=1e-12, atol=1e-10)
+
+
+def test_pool_sums_leave_out_only_negligible_kernel_entries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a sorted Z spread over many bandwidths, with a gap around one grid point: each block of
+    # items is far from most grid points, whose columns the pass leaves out
+    from slicewise.moments import pool
+
+    rng = np.random.default_rng(8)
+    z = np.sort(np.concatenate([rng.uniform(0, 40, 6000), rng.uniform(60, 100, 6000)]))
+    x = rng.normal(size=(z.size, 3)) + np.array([0.0, 5.0, -2.0])
+    grid = np.linspace(0.0, 100.0, 21)[:, None]  # 50 is 10 bandwidths from every item
+    kernel = BlockKernel(z=z[:, None], grid=grid, bandwidth=np.array([1.0]))
+    monkeypatch.setattr(pool, "BLOCK_ROWS", 1000)
+    spans = [kernel.columns(s, min(s + 1000, z.size)) for s in range(0, z.size, 1000)]
+    assert max(hi - lo for lo, hi in spans) < 21  # the pass does leave columns out
+    blocked = pool.scale_sums(kernel, x)
+    full = weights.gaussian_kernel(z[:, None], grid, np.array([1.0]))
+    np.testing.assert_allclose(blocked.mass, full.sum(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(blocked.sq_mass, (full**2).sum(axis=0), rtol=1e-13)
+    np.testing.assert_allclose(blocked.first, full.T @ x, rtol=1e-12)
+    assert blocked.mass[10] > 0  # the grid point in the gap keeps its nearest items
+    # the local means at the isolated grid point too (its mass is about 1e-22)
+    np.testing.assert_allclose(
+        blocked.first[10] / blocked.mass[10], (full.T @ x)[10] / full[:, 10].sum(), rtol=1e-12
+    )
+    shuffled = BlockKernel(z=z[rng.permutation(z.size), None], grid=grid, bandwidth=np.array([1.0]))
+    assert shuffled.columns(0, 1000) == (0, 21)  # unsorted: every column

@@ -21,8 +21,10 @@ compact-support rules, so that slicing the labeled rows is cheap.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -109,6 +111,12 @@ class Locality:
         return indicator_kernel(z[:, 0].astype(np.intp), self.grid[:, 0].astype(np.intp))
 
 
+#: A pass over the pool leaves out the kernel entries below this share of their grid point's
+#: largest entry (:meth:`BlockKernel.columns`): at most 10^-30 M of a grid point's mass, far
+#: below a double's rounding of it, while on a sorted Z a block of items is far (more than
+#: 11.7 bandwidths) from half the grid points of a typical profile, whose columns then cost
+#: neither an exponential nor a product.
+NEGLIGIBLE = 1e-30
 #: Items per block when a kernel is evaluated block by block (:class:`BlockKernel`): at G = 20
 #: a block is 2.6 MB, so the block, its feature columns and the elementwise steps of
 #: :func:`gaussian_kernel` stay near the processor's cache (65,536 rows held 25 MB per pass).
@@ -149,6 +157,43 @@ class BlockKernel:
     def block(self, start: int, stop: int, *, out: FloatArray | None = None) -> FloatArray:
         """The kernel rows of the items start .. stop - 1 (written into ``out`` when given)."""
         return gaussian_kernel(self.z[start:stop], self.grid, self.bandwidth, out=out)
+
+    @cached_property
+    def _reach(self) -> FloatArray | None:
+        """Per grid point, the largest squared distance u^2 (in bandwidths) at which an entry is
+        at least :data:`NEGLIGIBLE` times the grid point's largest entry over the items; None
+        unless Z is one column sorted in increasing order (a continuous profile's table in
+        canonical order), where the item nearest a grid point is found by bisection."""
+        z = self.z[:, 0] if self.z.shape[1] == 1 else None
+        if z is None or not z.size or not bool(np.all(z[1:] >= z[:-1])):
+            return None
+        points, h = self.grid[:, 0], float(self.bandwidth[0])
+        after = np.searchsorted(z, points)
+        nearest = np.minimum(
+            np.abs(points - z[np.maximum(after - 1, 0)]),
+            np.abs(z[np.minimum(after, z.size - 1)] - points),
+        )
+        return np.asarray((nearest / h) ** 2 + 2.0 * math.log(1.0 / NEGLIGIBLE), dtype=np.float64)
+
+    def columns(self, start: int, stop: int) -> tuple[int, int]:
+        """The grid columns lo .. hi - 1 outside which every entry of the rows start .. stop - 1
+        is below :data:`NEGLIGIBLE` times its grid point's largest entry over the items (all
+        columns when that cannot be told cheaply: several Z columns or an unsorted Z)."""
+        reach = self._reach
+        if reach is None or stop <= start:
+            return 0, self.shape[1]
+        points, h = self.grid[:, 0], float(self.bandwidth[0])
+        first, last = float(self.z[start, 0]), float(self.z[stop - 1, 0])
+        gap = np.maximum(np.maximum(first - points, points - last), 0.0) / h
+        active = np.flatnonzero(gap**2 <= reach)
+        return (int(active[0]), int(active[-1]) + 1) if active.size else (0, 0)
+
+    def block_columns(
+        self, start: int, stop: int, lo: int, hi: int, *, out: FloatArray | None = None
+    ) -> FloatArray:
+        """Columns lo .. hi - 1 of :meth:`block` (the same entries to a few ulps: the kernel of
+        the grid points lo .. hi - 1)."""
+        return gaussian_kernel(self.z[start:stop], self.grid[lo:hi], self.bandwidth, out=out)
 
     def blocks(self) -> Iterator[tuple[int, FloatArray]]:
         """(start, kernel rows of items start .. start + BLOCK_ROWS - 1), in item order.

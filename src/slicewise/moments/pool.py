@@ -180,25 +180,52 @@ def scales_sums_with(
                 )
             if columns is not None:
                 stacked[:, start_extra:] = columns(start, stop)
+            # the grid columns of each kernel with entries that count for these rows
+            spans = [
+                kernel.columns(start, stop)
+                if isinstance(kernel, BlockKernel)
+                else (0, 1 if glob[i] else kernel.shape[1])
+                for i, kernel in enumerate(kernels)
+            ]
             first: FloatArray | None = None
+            # the first kernel's block covers the columns of the kernels made from it too
+            made = [
+                spans[i]
+                for i in range(len(kernels))
+                if (i == 0 or root[i]) and spans[i][1] > spans[i][0]
+            ]
+            first_lo = min((lo for lo, _ in made), default=0)
+            first_hi = max((hi for _, hi in made), default=0)
             for i, kernel in enumerate(kernels):
+                lo, hi = spans[i]
+                if hi <= lo:
+                    continue
+                rows = stop - start
                 if glob[i]:
-                    block = ones[: stop - start]
+                    block = ones[:rows]
                 elif root[i] and first is not None:
                     # exp(-u^2 / 8) = exp(-u^2 / 2) ** (1 / 4): two square roots, not an exp
-                    block = np.sqrt(first, out=rows_buffer[: stop - start, : kernel.shape[1]])
+                    part = first[:, lo - first_lo : hi - first_lo]
+                    block = np.sqrt(part, out=rows_buffer[:rows, : hi - lo])
                     np.sqrt(block, out=block)
                 elif i == 0 and first_buffer is not None:
                     assert isinstance(kernel, BlockKernel)
-                    block = first = kernel.block(start, stop, out=first_buffer[: stop - start])
+                    first = kernel.block_columns(
+                        start,
+                        stop,
+                        first_lo,
+                        first_hi,
+                        out=first_buffer[:rows, : first_hi - first_lo],
+                    )
+                    block = first[:, lo - first_lo : hi - first_lo]
                 elif isinstance(kernel, BlockKernel):
-                    block = kernel.block(
-                        start, stop, out=rows_buffer[: stop - start, : kernel.shape[1]]
+                    block = kernel.block_columns(
+                        start, stop, lo, hi, out=rows_buffer[:rows, : hi - lo]
                     )
                 else:
                     block = kernel[start:stop]
-                sq_mass[i] += np.einsum("ij,ij->j", block, block)
-                totals[i] += block.T @ stacked[:, : sizes[i]]
+                sq_mass[i][lo:hi] += np.einsum("ij,ij->j", block, block)
+                totals[i][lo:hi] += block.T @ stacked[:, : sizes[i]]
     out = []
     for i, kernel in enumerate(kernels):
         total, sq = totals[i], sq_mass[i]
