@@ -110,8 +110,10 @@ def predict_all(models: Sequence[Any], x: FloatArray) -> FloatArray:
     from scipy.special import expit
 
     coef = np.column_stack([m.coef for m in logistic])
-    intercept = np.array([m.intercept for m in logistic])
-    return np.ascontiguousarray(expit(x @ coef + intercept).T, dtype=np.float64)
+    eta = np.asarray(x @ coef, dtype=np.float64)  # (rows, F), made once and mapped in place
+    eta += np.array([m.intercept for m in logistic])
+    expit(eta, out=eta)
+    return eta.T
 
 
 def fit_logistic(x: FloatArray, y: FloatArray, *, c: float) -> LogisticModel:

@@ -370,14 +370,13 @@ def _item_terms(
             point = np.where(np.isfinite(point), point, 1.0)
         finite[cand] = np.all(np.isfinite(terms), axis=0)
         mask = finite[cand]
-        sums[cand] = (terms[:, mask] * point[mask]).sum(axis=1)
+        sums[cand] = terms @ point if mask.all() else terms[:, mask] @ point[mask]
     usable = np.all(list(finite.values()), axis=0)
     if point is None or not usable.any():
         return {}
     for cand, mask in finite.items():
         if not np.array_equal(mask, usable):
-            terms = score(cand).terms
-            sums[cand] = (terms[:, usable] * point[usable]).sum(axis=1)
+            sums[cand] = score(cand).terms[:, usable] @ point[usable]
     return sums
 
 
