@@ -214,3 +214,17 @@ def test_pool_sums_leave_out_only_negligible_kernel_entries(
     )
     shuffled = BlockKernel(z=z[rng.permutation(z.size), None], grid=grid, bandwidth=np.array([1.0]))
     assert shuffled.columns(0, 1000) == (0, 21)  # unsorted: every column
+
+
+def test_kernel_columns_are_the_whole_kernels_entries() -> None:
+    rng = np.random.default_rng(9)
+    z = np.sort(rng.uniform(-1, 12, 4000))[:, None]
+    grid = np.linspace(0.0, 10.0, 21)[:, None]
+    h = np.array([0.4])
+    whole = weights.gaussian_kernel(z, grid, h)
+    for lo, hi in [(0, 21), (3, 9), (12, 21), (0, 1), (20, 21)]:
+        part = weights.gaussian_kernel(z, grid, h, columns=(lo, hi))
+        nearest = np.clip(np.rint(z[:, 0] / 0.5), 0, 20)
+        inside = (nearest >= lo) & (nearest < hi)
+        np.testing.assert_array_equal(part[inside], whole[inside, lo:hi])  # to the bit
+        np.testing.assert_allclose(part, whole[:, lo:hi], rtol=1e-11, atol=0)

@@ -191,9 +191,11 @@ class BlockKernel:
     def block_columns(
         self, start: int, stop: int, lo: int, hi: int, *, out: FloatArray | None = None
     ) -> FloatArray:
-        """Columns lo .. hi - 1 of :meth:`block` (the same entries to a few ulps: the kernel of
-        the grid points lo .. hi - 1)."""
-        return gaussian_kernel(self.z[start:stop], self.grid[lo:hi], self.bandwidth, out=out)
+        """Columns lo .. hi - 1 of :meth:`block`: the same entries, to the bit for the items
+        whose nearest grid point is among them (:func:`gaussian_kernel`'s ``columns``)."""
+        return gaussian_kernel(
+            self.z[start:stop], self.grid, self.bandwidth, out=out, columns=(lo, hi)
+        )
 
     def blocks(self) -> Iterator[tuple[int, FloatArray]]:
         """(start, kernel rows of items start .. start + BLOCK_ROWS - 1), in item order.
@@ -213,19 +215,30 @@ class BlockKernel:
 
 
 def gaussian_kernel(
-    z: FloatArray, grid: FloatArray, bandwidth: FloatArray, *, out: FloatArray | None = None
+    z: FloatArray,
+    grid: FloatArray,
+    bandwidth: FloatArray,
+    *,
+    out: FloatArray | None = None,
+    columns: tuple[int, int] | None = None,
 ) -> FloatArray:
     """Dense Gaussian product kernel, items x grid points, computed in place.
 
     Memory is one (M, G) float64 array (``out`` when given); no temporaries of that size beyond
-    the output.
+    the output. ``columns=(lo, hi)``: only the grid points lo .. hi - 1, the entries made as in
+    the whole kernel (on an equally spaced grid, to the bit for the items whose nearest grid
+    point is among them).
     """
     m, q = z.shape
+    lo, hi = (0, grid.shape[0]) if columns is None else columns
     if out is None:
-        out = np.empty((m, grid.shape[0]))
+        out = np.empty((m, hi - lo))
     step = _grid_step(grid, bandwidth) if q == 1 else None
     if step is not None:
-        return _kernel_by_ratios(z[:, 0], float(grid[0, 0]), step, float(bandwidth[0]), out)
+        return _kernel_by_ratios(
+            z[:, 0], float(grid[0, 0]), step, float(bandwidth[0]), out, first=lo
+        )
+    grid = grid[lo:hi]
     scratch = np.empty_like(out) if q > 1 else out
     if q > 1:
         out[...] = 0.0
@@ -268,9 +281,10 @@ def _grid_step(grid: FloatArray, bandwidth: FloatArray) -> float | None:
 
 
 def _kernel_by_ratios(
-    z: FloatArray, start: float, d: float, h: float, out: FloatArray
+    z: FloatArray, start: float, d: float, h: float, out: FloatArray, *, first: int = 0
 ) -> FloatArray:
-    """exp(-(a_i - j d)^2 / 2) with a_i = (z_i - start) / h, for j = 0 .. G - 1, into ``out``.
+    """exp(-(a_i - j d)^2 / 2) with a_i = (z_i - start) / h, for j = first .. first + G - 1
+    (G the columns of ``out``), into ``out``.
 
     With c the grid point nearest a_i (clipped to the grid) and b = a_i - c d, the entry at c is
     exp(-b^2 / 2), and each step m = 1, 2, ... away from c multiplies by
@@ -284,7 +298,7 @@ def _kernel_by_ratios(
     a = z - start
     a /= h
     nearest = np.rint(a / d)
-    np.clip(nearest, 0, g - 1, out=nearest)
+    np.clip(nearest, first, first + g - 1, out=nearest)
     b = a
     b -= nearest * d
     with np.errstate(over="ignore"):  # far outside the grid: a factor never used is inf
@@ -294,6 +308,7 @@ def _kernel_by_ratios(
         left = np.exp(b)
     steps = np.exp(-(np.arange(1, g) - 0.5) * d * d)
     codes = nearest.astype(np.intp)
+    codes -= first  # columns of ``out``
     order = None if np.all(codes[1:] >= codes[:-1]) else np.argsort(codes, kind="stable")
     if order is not None:
         codes, at_nearest, right, left = codes[order], at_nearest[order], right[order], left[order]
