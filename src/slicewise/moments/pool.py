@@ -149,7 +149,9 @@ def scales_sums_with(
     V's rows start .. stop - 1 are ``columns(start, stop)`` (shape (rows, width); none when
     ``columns`` is None); its first ``shared`` columns are summed at every kernel, the others at
     the first kernel only (a learned prediction's fold models at h). ``products=False`` leaves
-    out xx'. Returns, per kernel, the sums of ``x`` and the (G, width) or (G, shared) sums of V.
+    out xx'. A block kernel's block covers only the grid columns where its entries count
+    (:meth:`~slicewise.locality.weights.BlockKernel.columns`). Returns, per kernel, the sums of
+    ``x`` and the (G, width) or (G, shared) sums of V.
     """
     m, p = x.shape
     width_x = p * (p + 1) // 2 if products else 0
@@ -196,11 +198,11 @@ def scales_sums_with(
             ]
             first_lo = min((lo for lo, _ in made), default=0)
             first_hi = max((hi for _, hi in made), default=0)
+            rows = stop - start
             for i, kernel in enumerate(kernels):
                 lo, hi = spans[i]
                 if hi <= lo:
                     continue
-                rows = stop - start
                 if glob[i]:
                     block = ones[:rows]
                 elif root[i] and first is not None:
