@@ -301,9 +301,13 @@ def _cross_fitted_fit(
     (:mod:`slicewise.inference.variance`); both are floored at the Agresti-Coull value where every
     label of a neighbourhood is the same. Intervals use t quantiles with nu(z) - 1 degrees of
     freedom (nu the Satterthwaite effective size, :attr:`LabeledMoments.df_effective`): the
-    residuals are out of fold, so no coefficient degrees of freedom are spent on them. With
-    ``design`` (inclusion probabilities) the labeled moments, floor, degrees of freedom and the
-    population part are the design-based ones of :mod:`slicewise.inference.variance`.
+    residuals are out of fold, so no coefficient degrees of freedom are spent on them. Where a
+    candidate with features reports its residuals' own variance, that normal-theory value is
+    lowered by the residuals' fourth moment
+    (:func:`~slicewise.inference.cv_variance.fourth_moment_df`: the heavy-tailed residuals of a
+    good prediction make the variance estimate noisier). With ``design`` (inclusion
+    probabilities) the labeled moments, floor, degrees of freedom and the population part are
+    the design-based ones of :mod:`slicewise.inference.variance`.
     """
     rows = take_rows(pool.kernel, labeled.index)
     lab0 = LabeledMoments.from_rows(rows, rows, labeled.y, np.zeros((labeled.n, 0)), pi=labeled.pi)
