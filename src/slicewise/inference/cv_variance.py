@@ -256,6 +256,60 @@ def term_factor(
     return np.asarray(scale * w**2, dtype=np.float64)
 
 
+def fourth_moment_df(
+    resid: FloatArray,
+    weights: FloatArray,
+    df_normal: FloatArray,
+    *,
+    design: DesignWeights | None = None,
+) -> FloatArray:
+    """Degrees of freedom of the out-of-fold variance from the residuals' own fourth moment.
+
+    The variance estimate is a weighted sum of squares, V = sum_L a_i r_i^2 with
+    r_i = e_i - ebar and a_i = w_i^2 (times the calibrated fpc with design weights). Treating
+    the terms as independent, Satterthwaite's degrees of freedom are 2 V^2 / Var(V) with
+
+    .. math::
+
+        \\widehat{\\mathrm{Var}}(V) = \\sum_L a_i^2\\,(r_i^2 - \\hat\\sigma^2)^2 ,\\qquad
+        \\hat\\sigma^2 = \\frac{\\sum_L a_i r_i^2}{\\sum_L a_i},
+
+    which for normal residuals is about 2 sigma^4 sum a_i^2 and gives back the normal-theory
+    (sum w^2)^2 / sum w^4. Residuals of a good prediction of a binary label are heavy-tailed
+    (most near 0, a few near +-1): their variance estimate is far noisier than normal theory
+    says. Measured on the paper's Setting B with ``auto`` (550 labels, about 110 per level):
+    the reported se varied across label draws with a coefficient of variation of 0.17, where
+    110 normal residuals give 0.07, and was uncorrelated with the error, so t intervals with
+    about 109 degrees of freedom covered about 0.935 although the RMS se matched the error's
+    sd. The returned degrees of freedom are ``df_normal`` (the normal-theory ones, after the
+    centering's) times the ratio of the two, when that is below 1: never more than before.
+
+    Returns
+    -------
+    ndarray of shape (G,)
+        Where the squared residuals do not vary (every term equal) ``df_normal`` is kept.
+    """
+    w = weights if design is None else design.weights
+    a = w**2 if design is None else design.fpc * w**2
+    centring = weights if design is None else design.residual
+    ebar = np.einsum("ig,ig->g", centring, resid)
+    sq = (resid - ebar) ** 2
+    total = a.sum(axis=0)
+    v = np.einsum("ig,ig->g", a, sq)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sigma2 = np.where(total > 0, v / np.where(total > 0, total, 1.0), 0.0)
+        spread = ((a * (sq - sigma2[None, :])) ** 2).sum(axis=0)
+        df = np.where(spread > 0, 2.0 * v**2 / np.where(spread > 0, spread, 1.0), np.inf)
+        normal = np.where(
+            (a**2).sum(axis=0) > 0,
+            total**2 / np.where((a**2).sum(axis=0) > 0, (a**2).sum(axis=0), 1.0),
+            0.0,
+        )
+        ratio = np.where(normal > 0, df / np.where(normal > 0, normal, 1.0), 1.0)
+    ratio = np.where(np.isfinite(ratio), np.minimum(ratio, 1.0), 1.0)
+    return np.asarray(np.maximum(df_normal * ratio, 1.0), dtype=np.float64)
+
+
 def _truncated_excess(t: float, threshold: float) -> float:
     """t - mu_hat, mu_hat the conditional maximum-likelihood mean of a unit-variance normal
     statistic observed at t given that it exceeded ``threshold`` (solves t = mu + phi(c - mu) /

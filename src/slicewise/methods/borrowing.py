@@ -36,6 +36,7 @@ from ..inference.cv_variance import (
     cross_validated,
     dense_weights,
     design_weights,
+    fourth_moment_df,
     selection_correction,
     term_factor,
 )
@@ -300,9 +301,13 @@ def _cross_fitted_fit(
     (:mod:`slicewise.inference.variance`); both are floored at the Agresti-Coull value where every
     label of a neighbourhood is the same. Intervals use t quantiles with nu(z) - 1 degrees of
     freedom (nu the Satterthwaite effective size, :attr:`LabeledMoments.df_effective`): the
-    residuals are out of fold, so no coefficient degrees of freedom are spent on them. With
-    ``design`` (inclusion probabilities) the labeled moments, floor, degrees of freedom and the
-    population part are the design-based ones of :mod:`slicewise.inference.variance`.
+    residuals are out of fold, so no coefficient degrees of freedom are spent on them. Where a
+    candidate with features reports its residuals' own variance, that normal-theory value is
+    lowered by the residuals' fourth moment
+    (:func:`~slicewise.inference.cv_variance.fourth_moment_df`: the heavy-tailed residuals of a
+    good prediction make the variance estimate noisier). With ``design`` (inclusion
+    probabilities) the labeled moments, floor, degrees of freedom and the population part are
+    the design-based ones of :mod:`slicewise.inference.variance`.
     """
     rows = take_rows(pool.kernel, labeled.index)
     lab0 = LabeledMoments.from_rows(rows, rows, labeled.y, np.zeros((labeled.n, 0)), pi=labeled.pi)
@@ -328,6 +333,16 @@ def _cross_fitted_fit(
             r2 = np.where(naive_var > 0, 1.0 - chosen.variance / naive_var, 0.0)
             gain = 1.0 / (1.0 - (1.0 - fraction) * r2)
     lift = np.fmax(residual_floor(naive_var * factor, lab0.n_eff) - var_pool, 0.0)
+    # where a candidate with features reports its residuals' own variance (no floor reached),
+    # the degrees of freedom follow the residuals' fourth moment: the residuals of a good
+    # prediction are heavy-tailed, and their variance noisier than normal theory says (the
+    # design-weighted naive keeps the normal-theory ones of the unweighted naive)
+    own = (
+        (chosen.coef.shape[1] > 0)
+        & (lift <= 0.0)
+        & (chosen.variance * factor >= (1.0 - fraction) * floor)
+    )
+    df = np.maximum(lab0.df_effective - 1.0, 1.0)
     var_pool, var_pop = var_pool + lift, var_pop + lift
     estimate = chosen.estimate(weights, pool.mean, fraction, labeled.y, x_lab, design=design)
     estimate = np.where(sum_w2 > 0, estimate, np.nan)
@@ -341,7 +356,7 @@ def _cross_fitted_fit(
         r2=r2,
         gain=gain,
         borrowed=np.zeros(ctx.grid_size, dtype=bool),
-        df=np.maximum(lab0.df_effective - 1.0, 1.0),
+        df=np.where(own, fourth_moment_df(chosen.resid, weights, df, design=design), df),
         floored=lift > 0.0,
     )
 

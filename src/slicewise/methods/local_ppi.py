@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._typing import FloatArray
+from ..estimators.centered import residual_floor
 from ..estimators.local_linear import (
     LocalSums,
     equivalent_weights,
@@ -87,6 +88,23 @@ def fit_local_ppi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
     :math:`\\theta^{LL}_T(z) = \\mathrm{LL}_T[Y](z)`, which differs from the Nadaraya-Watson pool
     profile by the O(h^2) design-bias term of local-linear smoothing.
 
+    **Floor.** Where the judge is right on every labeled item of a neighbourhood, r^e is 0 and
+    only the prediction term's variance is left, although unlabeled items may hold judge
+    mistakes that the rectifier never sees. As for the centered control variates
+    (:func:`~slicewise.estimators.centered.residual_floor`), the pool-target variance is at
+    least the labels-only local-linear one over :math:`n_{eff,L}(z) + 1`,
+
+    .. math::
+
+        \\widehat V_{pool}(z) \\ge \\frac{(1 - \\pi(z))\\,\\kappa(z)\\sum_L \\ell_i^2 (r^Y_i)^2}
+            {n_{eff,L}(z) + 1},\\qquad n_{eff,L}(z) = 1 \\Big/ \\sum_L \\ell_i^2 ,
+
+    and a note names the grid points where it is reached. Measured on four ordinal levels of
+    1,500 items with the judge wrong on 1% of each, 120 labels: without it the intervals
+    covered 0.66-0.84 per level (se about 0.002 against errors of about 0.01). At a labeled
+    fraction of 1/3 the floor is rarely reached: the prediction term's own variance,
+    (pi / (1 - pi))^2 times the labels-only one, is then larger.
+
     References
     ----------
     Gu, Y. and Xia, D. (2024), Local prediction-powered inference, arXiv:2409.18321. LACE paper,
@@ -126,8 +144,13 @@ def fit_local_ppi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
     with np.errstate(divide="ignore", invalid="ignore"):
         kappa = np.where(denominator > 0, 1.0 / np.where(denominator > 0, denominator, 1.0), np.nan)
     var_pool = np.where(has_unl, (1.0 - fraction) * kappa * (w2 * d**2).sum(axis=0), 0.0)
-    var_pool = np.where(fit_lab.mass > 0, var_pool, np.nan)
-    var_pop = var_pool + fraction * kappa * (w2 * resid_lab[:, :, 1] ** 2).sum(axis=0)
+    label_sq = kappa * (w2 * resid_lab[:, :, 1] ** 2).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(sum_w2 > 0, 1.0 / np.where(sum_w2 > 0, sum_w2, 1.0), 0.0)
+    naive_pool = np.where(has_unl, (1.0 - fraction) * label_sq, 0.0)
+    lift = np.fmax(residual_floor(naive_pool, n_eff) - var_pool, 0.0)
+    var_pool = np.where(fit_lab.mass > 0, var_pool + lift, np.nan)
+    var_pop = var_pool + fraction * label_sq
     g = ctx.grid_size
     return MethodFit(
         estimate=np.asarray(estimate, dtype=np.float64),
@@ -136,6 +159,7 @@ def fit_local_ppi(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
         r2=np.zeros(g),
         gain=np.ones(g),
         borrowed=np.zeros(g, dtype=bool),
+        floored=lift > 0.0,
         params={
             "ppi_bandwidth_scale": options.ppi_bandwidth_scale,
             "primary": ctx.table.signal_names[column],

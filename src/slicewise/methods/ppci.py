@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._typing import FloatArray
+from ..estimators.centered import residual_floor
 from ..estimators.predictors import cross_fitted_predictions
 from ..estimators.rkhs import cross_fitted_weights
 from .base import LabeledSet, MethodFit, PoolContext
@@ -63,6 +65,18 @@ def fit_ppci(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     pool's own weighted mean around E[w Y] / E[w] (the prediction term's contribution in Sui et
     al.'s decomposition). The interval ignores the localization (regularisation) bias.
 
+    **Floor.** The estimate is a centered control variate with the cross-fitted prediction f
+    (the pool term is a mean over all of T), so where f fits every labeled item the residuals
+    e, and with them the variance, are about 0, although unlabeled items may hold mistakes of
+    the signals. As for the other control variates
+    (:func:`~slicewise.estimators.centered.residual_floor`), the pool-target variance is at
+    least that of the labels-only localized mean :math:`\\sum_L w_i Y_i / \\sum_L w_i` (the
+    formula above with v_i = w_i (Y_i - that mean)) over :math:`n_{w} + 1`, with
+    :math:`n_w = (\\sum_L w_i)^2 / \\sum_L w_i^2` the labeled items' effective number under
+    the weights; a note names the grid points where it is reached. Measured on four ordinal
+    levels of 60 items with the judge wrong once in each, 80 labels, 100 draws: 0.84-0.95 per
+    level without the floor, 0.92-0.98 with it (``tests/methods/test_baseline_floor.py``).
+
     References
     ----------
     Sui, Y., Zhou, J., Zhou, H. and Dai, X. (2026), Prediction-powered conditional inference,
@@ -88,11 +102,18 @@ def fit_ppci(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     if n >= 2:
         var_v = v.var(axis=0, ddof=1)
         var_pool = (1.0 - n / m) * var_v / n * inv_j**2
+        lift = np.fmax(
+            residual_floor(_labels_only_variance(w_lab, labeled.y, n, m) * inv_j**2, _kish(w_lab))
+            - var_pool,
+            0.0,
+        )
+        var_pool = var_pool + lift
         spread = (w_lab**2 * (labeled.y[:, None] - estimate[None, :]) ** 2).mean(axis=0)
         var_pop = var_pool + spread / m * inv_j**2
     else:
         var_pool = np.full(g, np.nan)
         var_pop = np.full(g, np.nan)
+        lift = np.zeros(g)
     return MethodFit(
         estimate=np.asarray(estimate, dtype=np.float64),
         var_pool=np.asarray(var_pool, dtype=np.float64),
@@ -100,6 +121,7 @@ def fit_ppci(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
         r2=np.zeros(g),
         gain=np.ones(g),
         borrowed=np.zeros(g, dtype=bool),
+        floored=lift > 0.0,
         params={
             "ppci_multiplier": options.ppci_multiplier,
             "C": options.C,
@@ -110,3 +132,20 @@ def fit_ppci(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
             "set of items.",
         ),
     )
+
+
+def _labels_only_variance(w_lab: FloatArray, y: FloatArray, n: int, m: int) -> FloatArray:
+    """(1 - n/M) s^2_{v0,L} / n for v0_i = w_i (Y_i - Ybar_w): the numerator variance of the
+    labels-only (Hajek) localized mean sum_L w Y / sum_L w, before division by J^2."""
+    mass = w_lab.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        center = np.where(mass != 0, (w_lab * y[:, None]).sum(axis=0) / mass, 0.0)
+    v0 = w_lab * (y[:, None] - center[None, :])
+    return np.asarray((1.0 - n / m) * (v0**2).sum(axis=0) / (n - 1) / n, dtype=np.float64)
+
+
+def _kish(w_lab: FloatArray) -> FloatArray:
+    """Effective number of labeled items under the localization weights, (sum w)^2 / sum w^2."""
+    sq = (w_lab**2).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sq > 0, w_lab.sum(axis=0) ** 2 / np.where(sq > 0, sq, 1.0), 0.0)
