@@ -95,13 +95,15 @@ results: $(VENV)/.installed-dev
 	$(STAMP) --log $(GEN)/domains_lmarena_0.1_dbcv.md -- python -m scripts.domains_lmarena --fraction 0.1 --trials 40 --dbcv
 	@echo "==> planning: sw.plan's predicted half-width against the realized one (generated/plan_accuracy.md)"
 	$(STAMP) --log $(GEN)/plan_accuracy.md -- python -m research.plan_accuracy --reps 60
-	@echo "==> per-slice validity of the defaults (per_slice/, per_slice_domains/, generated/floor_cost.md)"
+	@echo "==> per-slice validity of the defaults (per_slice/, per_slice_domains/, generated/floor_cost.md, df_cost.md, setting_b_coverage.md)"
 	for d in alpaca_eval llmbar pandalm unieval wmt_mqm_ted psn_irt; do \
 	  python -m research.per_slice --dataset $$d --reps 200 --jobs 2 --out docs/results/per_slice || exit 1; \
 	done
 	python -m research.per_slice_domains --dataset psn_irt --reps 200 --jobs 2 --out docs/results/per_slice_domains
 	python -m research.per_slice_domains --dataset lmarena --reps 200 --jobs 2 --out docs/results/per_slice_domains
 	python -m research.floor_cost --reps 10 --cells 2 --out $(GEN)/floor_cost.md
+	python -m research.df_cost --reps 10 --cells 2 --datasets llmbar,pandalm,unieval,wmt_mqm_ted,alpaca_eval,psn_irt --out $(GEN)/df_cost.md
+	$(STAMP) --log $(GEN)/setting_b_coverage.md -- python -m research.setting_b_coverage --reps 200 --study
 	@echo "==> adaptive against uniform labeling (generated/adaptive_*.md)"
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(STAMP) --log $(GEN)/adaptive_sims.md -- python -m benchmarks.bench_adaptive --reps 30 --method auto --only split-judge,setting-b,setting-c,specialist-i3 --multipliers 1,1.5,2
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(STAMP) --log $(GEN)/adaptive_real.md -- python -m benchmarks.bench_adaptive --reps 30 --method auto --only alpacaeval,psn-irt,unieval,llmbar --multipliers 1,1.5,2
