@@ -338,3 +338,126 @@ def test_default_auto_protocol_is_unbiased_and_covers() -> None:
     assert 0.93 <= count / covered.size <= 0.97, count
     assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
     assert covered.mean(axis=0).min() >= 0.88, covered.mean(axis=0)
+
+
+def test_floored_probabilities_is_the_bounded_neyman_optimum() -> None:
+    """Within a slice, p = clip(c sd, low, 1) with the slice's expected labels fixed minimises
+    sum sd^2 / p under low <= p <= 1: checked against scipy's SLSQP on the same problem, and
+    the rows outside every slice get the floor."""
+    from scipy.optimize import minimize
+
+    from slicewise.planning.adaptive import floored_probabilities
+
+    rng = np.random.default_rng(7)
+    sd = np.concatenate([rng.uniform(0.02, 0.5, 40), [0.5, 0.5], rng.uniform(0.1, 0.5, 30)])
+    slice_of = np.concatenate([np.zeros(42, dtype=int), np.ones(30, dtype=int)])
+    slice_of[-3:] = -1  # outside every slice
+    open_ = np.ones(sd.size, dtype=bool)
+    open_[[0, 5]] = False  # labeled rows get what they would get if open
+    target, low = np.array([25.0, 3.0]), 0.05
+    p = floored_probabilities(sd, slice_of, open_, target, low)
+    np.testing.assert_allclose(p[slice_of == -1], low)
+    for k in range(2):
+        mine = (slice_of == k) & open_
+        assert abs(p[mine].sum() - target[k]) < 1e-6
+        s2 = sd[mine] ** 2
+        best = minimize(
+            lambda q, s2=s2: float(np.sum(s2 / q)),
+            np.full(mine.sum(), target[k] / mine.sum()),
+            jac=lambda q, s2=s2: -s2 / q**2,
+            bounds=[(low, 1.0)] * int(mine.sum()),
+            constraints=[{"type": "eq", "fun": lambda q, t=target[k]: q.sum() - t}],
+            method="SLSQP",
+            options={"ftol": 1e-12, "maxiter": 500},
+        )
+        assert best.success
+        np.testing.assert_allclose(p[mine], best.x, atol=2e-3)
+        assert np.sum(s2 / p[mine]) <= best.fun * (1 + 1e-6)
+    assert p[slice_of == 0].max() == 1.0  # 25 of its 40 open rows: the cap binds
+    assert p[slice_of == 1].min() == low  # 3 of 27: the floor binds
+    assert p.min() >= low
+
+
+def test_slice_allocation_prior_spread_by_the_model_shape() -> None:
+    """With ``shape`` r_g the prior of slice g is the pooled variance times r_g / rbar (rbar
+    the n_eff-weighted mean of r), so equal measured variances with a model that says slice 0
+    is twice as hard send it more of the batch."""
+    from types import SimpleNamespace
+
+    from slicewise.planning.adaptive import slice_allocation
+
+    sigma2 = np.full(3, 0.1)
+    n_eff = np.full(3, 30.0)
+    n_pool = np.full(3, 1000.0)
+    unlabeled = n_pool - n_eff
+    shape = np.array([0.2, 0.1, 0.1])
+    need = SimpleNamespace(sigma=np.sqrt(sigma2), n_labeled=n_eff, n_pool=n_pool, target=0.05)
+    prior = 0.1 * shape / shape.mean()
+    by_hand = SimpleNamespace(
+        sigma=np.sqrt((30.0 * sigma2 + 20.0 * prior) / 50.0),
+        n_labeled=n_eff,
+        n_pool=n_pool,
+        target=0.05,
+    )
+    got = slice_allocation(need, unlabeled, 200.0, 0.3, prior_labels=20.0, shape=shape)
+    np.testing.assert_allclose(got, slice_allocation(by_hand, unlabeled, 200.0, 0.3))
+    assert got[0] > got[1]
+    assert abs(got[1] - got[2]) < 1e-9
+
+
+def test_residual_scale_recovers_the_split_judges_residual_sd() -> None:
+    """Known truth: on 'easy' items the judge is right 98% of the time, so Y's sd given the
+    signals is about sqrt(0.98 x 0.02) = 0.14 (clipped at 0.1 from below it stays above it);
+    on the others Y is Bernoulli(theta_level), sd sqrt(theta (1 - theta)) >= 0.40. With 1,500
+    labels the calibrated scale must put them on the right sides of 0.3."""
+    from slicewise.planning.adaptive import _residual_scale
+    from slicewise.planning.plan import _context
+
+    rng = np.random.default_rng(11)
+    full = split_judge_pool(rng, m=3000)
+    table = _pilot(full, 1500, rng)
+    pilot = _context(
+        table,
+        z="level",
+        signals=SIGNALS,
+        label="y",
+        kind="ordinal",
+        grid=None,
+        bandwidth=None,
+        id=None,
+        missing="impute",
+    )
+    sd = _residual_scale(pilot, 1.0)
+    easy = full["easy"].to_numpy()[pilot.items.input_rows(np.arange(len(full)))] == 1
+    assert np.median(sd[easy]) < 0.2
+    assert np.median(sd[~easy]) > 0.4
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_continuous_profile_keeps_the_floor_and_the_batch_size(seed: int) -> None:
+    """A continuous profile (the kernel-weight basis of the residual model): probabilities at
+    least the floor, expected batch size exact, across two batches."""
+    from slicewise.studies.paper_designs import specialist
+
+    rng = np.random.default_rng(seed)
+    design = specialist(1500)
+    full = design.draw(rng)
+    table = _pilot(full, 100, rng)
+    common = dict(
+        z="z",
+        signals=list(design.signal_names),
+        label="y",
+        kind="continuous",
+        grid=[0.1, 0.3, 0.5, 0.7, 0.9],
+        bandwidth=0.08,
+    )
+    for _ in range(2):
+        before = table["pi"].to_numpy() if "pi" in table else np.full(len(table), 100 / 1500)
+        unlabeled = table["y"].isna().to_numpy()
+        out = sw.next_items(table, batch=120, rng=rng, **common)  # type: ignore[arg-type]
+        p = 1.0 - (1.0 - out["pi"].to_numpy()) / (1.0 - before)
+        assert p[unlabeled].min() >= 0.3 * 120 / unlabeled.sum() - 1e-12
+        assert abs(p[unlabeled].sum() - 120) < 1e-6
+        assert p[unlabeled].max() > 2 * p[unlabeled].min()  # adaptive, not uniform
+        out.loc[out["selected"], "y"] = full["y"][out["selected"]]
+        table = out
