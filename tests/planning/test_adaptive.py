@@ -407,9 +407,9 @@ def test_slice_allocation_prior_spread_by_the_model_shape() -> None:
 
 def test_residual_scale_recovers_the_split_judges_residual_sd() -> None:
     """Known truth: on 'easy' items the judge is right 98% of the time, so Y's sd given the
-    signals is about sqrt(0.98 x 0.02) = 0.14 (clipped at 0.1 from below it stays above it);
+    signals is about sqrt(0.98 x 0.02) = 0.14 (above the clip at 0.1);
     on the others Y is Bernoulli(theta_level), sd sqrt(theta (1 - theta)) >= 0.40. With 1,500
-    labels the calibrated scale must put them on the right sides of 0.3."""
+    labels the predicted scale must put them on the right sides of 0.3."""
     from slicewise.planning.adaptive import _residual_scale
     from slicewise.planning.plan import _context
 

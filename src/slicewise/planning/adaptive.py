@@ -103,9 +103,6 @@ MIN_ADAPTIVE_LABELS = 20
 PRIOR_LABELS = 20.0
 #: Clip of the predicted residual standard deviation sd_i.
 RESIDUAL_SD = (0.1, 0.5)
-#: Folds of the cross-fitted residuals, bins of the predicted variance f (1 - f) and weight (in
-#: labels) of the mean squared residual in each bin's (:func:`_residual_scale`).
-RESIDUAL_FOLDS, RESIDUAL_BINS, RESIDUAL_BIN_PRIOR = 5, 5, 5.0
 #: Most grid points whose kernel weights enter the residual model of a continuous profile.
 MAX_BASIS = 10
 #: A slice whose expected labeled share after a batch reaches this is labeled completely.
@@ -113,8 +110,8 @@ COMPLETE_SHARE = 0.5
 
 
 def _residual_scale(pilot: Any, c: float) -> FloatArray:
-    """Every item's predicted residual standard deviation sd_i (module notes): a logistic model
-    of Y on (Z, S), its residual variance calibrated on cross-fitted residuals by bins."""
+    """sqrt(f (1 - f)) of a logistic model f of Y on (Z, S) fitted on the labels, every item
+    (for a continuous profile with kernel-weight x signal terms: module notes)."""
     from ..estimators.learned import learner_design
     from ..estimators.predictors import fit_logistic
 
@@ -129,23 +126,8 @@ def _residual_scale(pilot: Any, c: float) -> FloatArray:
         inter = (w[:, :, None] * ctx.features[:, None, :]).reshape(w.shape[0], -1)
         design = np.column_stack([design, w, inter])
     index = items.labeled_index
-    label = items.label[index]
-    f = fit_logistic(design[index], label, c=c).predict(design)
-    variance = f * (1.0 - f)
-    # cross-fitted residuals of the same model: the residual variance it actually leaves
-    folds = np.random.default_rng(0).permutation(index.size) % RESIDUAL_FOLDS
-    held_out = np.empty(index.size)
-    for k in range(RESIDUAL_FOLDS):
-        model = fit_logistic(design[index[folds != k]], label[folds != k], c=c)
-        held_out[folds == k] = model.predict(design[index[folds == k]])
-    squared = (label - held_out) ** 2
-    edges = np.quantile(variance[index], np.linspace(0.0, 1.0, RESIDUAL_BINS + 1)[1:-1])
-    bins = np.searchsorted(edges, variance)
-    count = np.bincount(bins[index], minlength=RESIDUAL_BINS).astype(np.float64)
-    total = np.bincount(bins[index], weights=squared, minlength=RESIDUAL_BINS)
-    prior = RESIDUAL_BIN_PRIOR
-    calibrated = (total + prior * float(squared.mean())) / (count + prior)
-    return np.asarray(np.clip(np.sqrt(calibrated[bins]), *RESIDUAL_SD), dtype=np.float64)
+    f = fit_logistic(design[index], items.label[index], c=c).predict(design)
+    return np.asarray(np.clip(np.sqrt(f * (1.0 - f)), *RESIDUAL_SD), dtype=np.float64)
 
 
 def next_items(
