@@ -49,7 +49,11 @@ items expect F_g + A_g labels (:func:`floored_probabilities`): the Neyman alloca
 of residuals (p_i proportional to their standard deviation), clipped at the floor and at 1,
 which minimises the slice's variance sum_i sd_i^2 / p_i under those bounds. The residual scale
 sd_i is sqrt{f_i (1 - f_i)} (clipped to [0.1, 0.5]) from a logistic model f of Y on (Z, S)
-fitted on the current labels. (Until this round the floor was added to every item, p_i =
+fitted on the current labels (the learner's covariates of ``auto``: signals, level indicators
+and level x signal terms; for a continuous profile also each item's normalised kernel weights
+w_g(z_i) at up to :data:`MAX_BASIS` grid points and w_g(z_i) x signal, so a signal that is good
+in one region of Z and noise elsewhere, as the specialists of I.3, is modelled where it is
+good). (Until this round the floor was added to every item, p_i =
 (m / |U|) {(1 - u) s_i / mean_U(s) + u}, which gives the items the model finds hard u m / |U|
 more than they need, taken from the others; the prior was the pooled variance itself:
 docs/results/adaptive.md compares them.)
