@@ -378,33 +378,6 @@ def test_floored_probabilities_is_the_bounded_neyman_optimum() -> None:
     assert p.min() >= low
 
 
-def test_slice_allocation_prior_spread_by_the_model_shape() -> None:
-    """With ``shape`` r_g the prior of slice g is the pooled variance times r_g / rbar (rbar
-    the n_eff-weighted mean of r), so equal measured variances with a model that says slice 0
-    is twice as hard send it more of the batch."""
-    from types import SimpleNamespace
-
-    from slicewise.planning.adaptive import slice_allocation
-
-    sigma2 = np.full(3, 0.1)
-    n_eff = np.full(3, 30.0)
-    n_pool = np.full(3, 1000.0)
-    unlabeled = n_pool - n_eff
-    shape = np.array([0.2, 0.1, 0.1])
-    need = SimpleNamespace(sigma=np.sqrt(sigma2), n_labeled=n_eff, n_pool=n_pool, target=0.05)
-    prior = 0.1 * shape / shape.mean()
-    by_hand = SimpleNamespace(
-        sigma=np.sqrt((30.0 * sigma2 + 20.0 * prior) / 50.0),
-        n_labeled=n_eff,
-        n_pool=n_pool,
-        target=0.05,
-    )
-    got = slice_allocation(need, unlabeled, 200.0, 0.3, prior_labels=20.0, shape=shape)
-    np.testing.assert_allclose(got, slice_allocation(by_hand, unlabeled, 200.0, 0.3))
-    assert got[0] > got[1]
-    assert abs(got[1] - got[2]) < 1e-9
-
-
 def test_residual_scale_recovers_the_split_judges_residual_sd() -> None:
     """Known truth: on 'easy' items the judge is right 98% of the time, so Y's sd given the
     signals is about sqrt(0.98 x 0.02) = 0.14 (above the clip at 0.1);

@@ -37,12 +37,9 @@ is at most 1 / u times what uniform labeling of the batch would give it).
 share A_g of the adaptive part (1 - u) m from :func:`slice_allocation`, water-filling to a common
 variance with each slice's per-label residual variance, labeled effective size and pool size
 from :func:`~slicewise.planning.plan.plan` (so the labels already in a slice, and the floor's
-share, count), which is the allocation that minimises the worst slice's predicted variance. A
-pilot's few labels per slice measure its residual variance roughly, so it is shrunk, with the
-weight of :data:`PRIOR_LABELS` labels, toward a prior: the pooled residual variance spread over
-the slices in proportion to the mean predicted residual variance sd_i^2 of each slice's pool
-items (the model below, which sees every item's signals, so a slice where the signals are
-good on most items starts low).
+share, count; each slice's residual variance shrunk toward the pooled one with the weight of
+:data:`PRIOR_LABELS` labels, since a pilot's few labels per slice measure it roughly), which is
+the allocation that minimises the worst slice's predicted variance.
 
 *Within a slice*, p_i = min{1, max(u m / |U|, c_g sd_i)}, c_g such that the slice's unlabeled
 items expect F_g + A_g labels (:func:`floored_probabilities`): the Neyman allocation for a mean
@@ -55,8 +52,7 @@ w_g(z_i) at up to :data:`MAX_BASIS` grid points and w_g(z_i) x signal, so a sign
 in one region of Z and noise elsewhere, as the specialists of I.3, is modelled where it is
 good). (Until this round the floor was added to every item, p_i =
 (m / |U|) {(1 - u) s_i / mean_U(s) + u}, which gives the items the model finds hard u m / |U|
-more than they need, taken from the others; the prior was the pooled variance itself:
-docs/results/adaptive.md compares them.)
+more than they need, taken from the others: docs/results/adaptive.md compares them.)
 
 **Small slices are labeled completely.** When a slice's expected labeled count after the batch
 (its labels so far plus the probabilities of its unlabeled items) reaches :data:`COMPLETE_SHARE`
@@ -297,20 +293,14 @@ def next_items(
         slice_of[rows] = nearest
         sd = np.zeros(m)
         sd[rows] = _residual_scale(pilot, C)
-        inside = slice_of >= 0
-        # the model's relative residual variance of each slice, over all its pool items
-        size = np.bincount(slice_of[inside], minlength=need.size)
-        shape: FloatArray = np.bincount(
-            slice_of[inside], weights=sd[inside] ** 2, minlength=need.size
-        ) / np.maximum(size, 1)
         p = _adaptive_probabilities(
-            need, slice_of, sd, unlabeled, float(batch), floor, PRIOR_LABELS, shape
+            need, slice_of, sd, unlabeled, float(batch), floor, PRIOR_LABELS
         )
         complete = _slices_to_complete(p, slice_of, labeled, COMPLETE_SHARE, float(batch))
         if complete.any():  # label them completely; the rest of the batch goes to the others
             left = float(batch) - float((complete & unlabeled).sum())
             rest = _adaptive_probabilities(
-                need, slice_of, sd, unlabeled & ~complete, left, floor, PRIOR_LABELS, shape
+                need, slice_of, sd, unlabeled & ~complete, left, floor, PRIOR_LABELS
             )
             p = np.where(complete, 1.0, rest)
     else:
@@ -331,7 +321,6 @@ def slice_allocation(
     batch: float,
     floor: float,
     prior_labels: float = 0.0,
-    shape: FloatArray | None = None,
 ) -> FloatArray:
     """Labels of the batch's adaptive part per grid point: water-filling to a common variance.
 
@@ -344,17 +333,12 @@ def slice_allocation(
     predicted variance is the largest, until they are level (the minimax allocation for the
     worst slice's half-width, given the labels already there). With ``prior_labels`` n0 > 0 each
     sigma^2(g) is first shrunk toward the n_eff-weighted mean over slices, with the weight of n0
-    labels: (n_eff sigma^2 + n0 sigma^2_pooled) / (n_eff + n0). With ``shape`` (a relative
-    residual variance r_g per slice, from a model of the pool's items) the prior is slice g's
-    share of the pooled variance instead: sigma^2_pooled r_g / rbar, rbar the n_eff-weighted
-    mean of r over slices (the same pooled variance, spread over the slices as the model says).
+    labels: (n_eff sigma^2 + n0 sigma^2_pooled) / (n_eff + n0).
     """
     sigma2 = np.asarray(need.sigma, dtype=np.float64) ** 2
     n_eff = np.asarray(need.n_labeled, dtype=np.float64)
     if prior_labels > 0 and n_eff.sum() > 0:  # a slice's variance from few labels is noisy
-        pooled: float | FloatArray = float(np.sum(n_eff * sigma2) / n_eff.sum())
-        if shape is not None and float(np.sum(n_eff * shape)) > 0:
-            pooled = pooled * shape / float(np.sum(n_eff * shape) / n_eff.sum())
+        pooled = float(np.sum(n_eff * sigma2) / n_eff.sum())
         sigma2 = (n_eff * sigma2 + prior_labels * pooled) / (n_eff + prior_labels)
     n_pool = np.maximum(np.asarray(need.n_pool, dtype=np.float64), 1e-12)
     fraction = np.clip(n_eff / n_pool, 0.0, 1.0)
@@ -393,7 +377,6 @@ def _adaptive_probabilities(
     batch: float,
     floor: float,
     prior_labels: float,
-    shape: FloatArray,
 ) -> FloatArray:
     """Every row's p_ib when the items ``open_`` share ``batch`` (module notes): each slice's
     expected labels from :func:`slice_allocation`, spread by :func:`floored_probabilities`."""
@@ -406,7 +389,7 @@ def _adaptive_probabilities(
     inside = open_ & (slice_of >= 0)
     counts = np.bincount(slice_of[inside], minlength=need.size).astype(np.float64)
     batch_in = batch - low * float((open_ & (slice_of < 0)).sum())
-    labels = slice_allocation(need, counts, batch_in, floor, prior_labels, shape)
+    labels = slice_allocation(need, counts, batch_in, floor, prior_labels)
     total_in = max(float(counts.sum()), 1.0)
     target = floor * batch_in * counts / total_in + labels
     short = batch_in - float(target.sum())
