@@ -152,7 +152,8 @@ def test_adaptive_multi_batch_protocol_is_unbiased_and_covers() -> None:
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore", SlicewiseWarning)
         runs = [_protocol(seed, "adaptive") for seed in range(draws)]
-    pinned = {"global_cv": 578, "auto": 574}  # of 600 (Wilson-type intervals): 0.963, 0.957
+    pinned = {"global_cv": 579, "auto": 561}  # of 600: 0.965, 0.935 (578, 574 before the
+    # floor became a bound in this round)
     for method, expected in pinned.items():
         errors = np.array([r[method][0] for r in runs])
         covered = np.array([r[method][1] for r in runs])
@@ -293,7 +294,7 @@ def test_small_slice_protocol_covers() -> None:
         runs = [_small_slice_protocol(seed) for seed in range(draws)]
     errors = np.array([r[0] for r in runs])
     covered = np.array([r[1] for r in runs])
-    count = int(covered.sum())  # 384 of 400 measured
+    count = int(covered.sum())  # 376 of 400 measured (384 before the floor became a bound)
     assert 0.93 <= count / covered.size <= 0.97, count
     assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
     assert covered.mean(axis=0).min() >= 0.90, covered.mean(axis=0)
@@ -334,7 +335,7 @@ def test_default_auto_protocol_is_unbiased_and_covers() -> None:
     covered = np.array([r[1] for r in runs])
     z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
     assert np.all(np.abs(z_bias) < 3.0), z_bias
-    count = int(covered.sum())  # 380 of 400 measured
+    count = int(covered.sum())  # 377 of 400 measured (380 before the floor became a bound)
     assert 0.93 <= count / covered.size <= 0.97, count
     assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
     assert covered.mean(axis=0).min() >= 0.88, covered.mean(axis=0)
