@@ -27,21 +27,32 @@ inclusion probabilities (the default ``auto``, ``global_cv``, ``lace``, ...; see
 variance of :mod:`slicewise.inference.variance` (for ``auto``, its cross-validated version in
 :mod:`slicewise.inference.cv_variance`).
 
-**Adaptive probabilities.** p_ib = (m / |U|) {(1 - u) s_i / mean_U(s) + u}, m the batch size, U
-the unlabeled items and u the uniform floor (default 0.3: at least 30% of the batch is spread
-uniformly, so no probability is below u m / |U|); probabilities above 1 are capped and the
-excess spread over the others. The score s_i is the rate of item i's slice times its predicted
-residual scale. Across slices (each item belongs to its nearest grid point) the rate is the
-slice's share of the batch's adaptive part (1 - u) m over its unlabeled items, from
-:func:`slice_allocation`: water-filling to a common variance, with each slice's per-label
-residual variance, labeled effective size and pool size from
-:func:`~slicewise.planning.plan.plan` (so the labels already in a slice, and the floor's share,
-count; each slice's residual variance shrunk toward the pooled one with the weight of
-:data:`PRIOR_LABELS` labels, since a pilot's few labels per slice measure it roughly), which
-is the allocation that minimises the worst slice's predicted variance. Within a
-slice the residual scale is sqrt{f_i (1 - f_i)} (clipped to [0.1, 0.5]) from a logistic model f of
-Y on (Z, S) fitted on the current labels: the Neyman allocation for a mean of residuals, p_i
-proportional to their standard deviation.
+**Adaptive probabilities.** Each item belongs to its nearest grid point (its slice). The batch
+of expected size m is split over the slices, then spread within each slice; U is the unlabeled
+items and u the uniform floor (default 0.3), and no unlabeled item's probability is below
+u m / |U| (the floor: an item's weight 1 / pi_i, and with it its contribution to the variance,
+is at most 1 / u times what uniform labeling of the batch would give it).
+
+*Across slices*, slice g expects F_g + A_g labels: the floor's share F_g = u m U_g / |U| and a
+share A_g of the adaptive part (1 - u) m from :func:`slice_allocation`, water-filling to a common
+variance with each slice's per-label residual variance, labeled effective size and pool size
+from :func:`~slicewise.planning.plan.plan` (so the labels already in a slice, and the floor's
+share, count; each slice's residual variance shrunk toward the pooled one with the weight of
+:data:`PRIOR_LABELS` labels, since a pilot's few labels per slice measure it roughly), which is
+the allocation that minimises the worst slice's predicted variance.
+
+*Within a slice*, p_i = min{1, max(u m / |U|, c_g sd_i)}, c_g such that the slice's unlabeled
+items expect F_g + A_g labels (:func:`floored_probabilities`): the Neyman allocation for a mean
+of residuals (p_i proportional to their standard deviation), clipped at the floor and at 1,
+which minimises the slice's variance sum_i sd_i^2 / p_i under those bounds. The residual scale
+sd_i is sqrt{f_i (1 - f_i)} (clipped to [0.1, 0.5]) from a logistic model f of Y on (Z, S)
+fitted on the current labels (the learner's covariates of ``auto``: signals, level indicators
+and level x signal terms; for a continuous profile also each item's normalised kernel weights
+w_g(z_i) at up to :data:`MAX_BASIS` grid points and w_g(z_i) x signal, so a signal that is good
+in one region of Z and noise elsewhere, as the specialists of I.3, is modelled where it is
+good). (Until this round the floor was added to every item, p_i =
+(m / |U|) {(1 - u) s_i / mean_U(s) + u}, which gives the items the model finds hard u m / |U|
+more than they need, taken from the others: docs/results/adaptive.md compares them.)
 
 **Small slices are labeled completely.** When a slice's expected labeled count after the batch
 (its labels so far plus the probabilities of its unlabeled items) reaches :data:`COMPLETE_SHARE`
@@ -90,57 +101,33 @@ MIN_ADAPTIVE_LABELS = 20
 #: Weight (in labels) of the pooled residual variance in each slice's (:func:`slice_allocation`):
 #: with 20 the labels saved on Setting C rose from 11% to 19% (30 seeds), the others 0-5 points.
 PRIOR_LABELS = 20.0
-#: Clip of the predicted residual standard deviation sqrt(f (1 - f)).
+#: Clip of the predicted residual standard deviation sd_i.
 RESIDUAL_SD = (0.1, 0.5)
+#: Most grid points whose kernel weights enter the residual model of a continuous profile.
+MAX_BASIS = 10
 #: A slice whose expected labeled share after a batch reaches this is labeled completely.
 COMPLETE_SHARE = 0.5
 
 
-def capped_probabilities(
-    score: FloatArray, unlabeled: np.ndarray, batch: float, floor: float
-) -> FloatArray:
-    """p_i = (m / |U|) {(1 - u) s_i / mean_U(s) + u}, capped at 1 with the excess spread over U.
-
-    Computed for every item (labeled ones get what they would get if unlabeled); the expected
-    number of selected unlabeled items is ``batch`` (all of U when batch >= |U|).
-    """
-    n_u = int(unlabeled.sum())
-    if n_u == 0:
-        return np.zeros(score.size)
-    if batch >= n_u:
-        return np.ones(score.size)
-    mean = float(score[unlabeled].mean())
-    share = score / mean if mean > 0 else np.ones(score.size)
-    base = (1.0 - floor) * share + floor  # mean 1 over U
-    capped = np.zeros(score.size, dtype=bool)
-    p = np.minimum(batch / n_u * base, 1.0)
-    for _ in range(50):
-        capped = p >= 1.0
-        free = unlabeled & ~capped
-        left = batch - float(capped[unlabeled].sum())
-        mass = float(base[free].sum())
-        if mass <= 0:
-            break
-        scale = left / mass
-        new = np.where(capped, 1.0, np.minimum(scale * base, 1.0))
-        if np.allclose(new, p):
-            p = new
-            break
-        p = new
-    return np.asarray(p, dtype=np.float64)
-
-
 def _residual_scale(pilot: Any, c: float) -> FloatArray:
-    """sqrt(f (1 - f)) of a logistic model of Y on (Z, S) fitted on the labels, every item."""
+    """sqrt(f (1 - f)) of a logistic model f of Y on (Z, S) fitted on the labels, every item
+    (for a continuous profile with kernel-weight x signal terms: module notes)."""
     from ..estimators.learned import learner_design
     from ..estimators.predictors import fit_logistic
 
     items, ctx = pilot.items, pilot.ctx
     design = learner_design(items.z, ctx.locality.kind, ctx.features, "logistic")
+    if ctx.locality.kind == "continuous":  # signal effects that vary along Z, grid point by point
+        kernel = ctx.kernel(1.0)
+        dense = np.asarray(kernel if isinstance(kernel, np.ndarray) else kernel.toarray())
+        g = dense.shape[1]
+        dense = dense[:, np.unique(np.round(np.linspace(0, g - 1, min(g, MAX_BASIS))).astype(int))]
+        w = dense / np.maximum(dense.sum(axis=1, keepdims=True), 1e-300)
+        inter = (w[:, :, None] * ctx.features[:, None, :]).reshape(w.shape[0], -1)
+        design = np.column_stack([design, w, inter])
     index = items.labeled_index
-    model = fit_logistic(design[index], items.label[index], c=c)
-    f = model.predict(design)
-    return np.clip(np.sqrt(f * (1.0 - f)), *RESIDUAL_SD)
+    f = fit_logistic(design[index], items.label[index], c=c).predict(design)
+    return np.asarray(np.clip(np.sqrt(f * (1.0 - f)), *RESIDUAL_SD), dtype=np.float64)
 
 
 def next_items(
@@ -302,32 +289,23 @@ def next_items(
             rng=0,
         )
         nearest = nearest_point(pilot.ctx.kernel(1.0))
-        point = np.maximum(nearest, 0)
-        un_items = ~pilot.items.labeled & (nearest >= 0)
-        counts = np.bincount(point[un_items], minlength=need.size).astype(np.float64)
-        labels = slice_allocation(need, counts, float(batch), floor, PRIOR_LABELS)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rate = np.where(counts > 0, labels / np.maximum(counts, 1.0), 0.0)
-        item_rate = np.where(nearest >= 0, rate[point], 0.0)
-        sd = _residual_scale(pilot, C)
-        # Neyman within the slice: sd relative to the slice's mean sd over its unlabeled items.
-        sums = np.bincount(point[un_items], weights=sd[un_items], minlength=need.size)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mean_sd = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-        relative = sd / np.where(np.isfinite(mean_sd[point]), mean_sd[point], sd)
-        score_items = item_rate * relative
-        score = np.zeros(m)
-        score[pilot.items.input_rows(np.arange(m))] = score_items
-        slice_of[pilot.items.input_rows(np.arange(m))] = nearest
-    else:
-        score = np.ones(m)
-    p = capped_probabilities(score, unlabeled, float(batch), floor)
-    if adaptive:
+        rows = pilot.items.input_rows(np.arange(m))
+        slice_of[rows] = nearest
+        sd = np.zeros(m)
+        sd[rows] = _residual_scale(pilot, C)
+        p = _adaptive_probabilities(
+            need, slice_of, sd, unlabeled, float(batch), floor, PRIOR_LABELS
+        )
         complete = _slices_to_complete(p, slice_of, labeled, COMPLETE_SHARE, float(batch))
         if complete.any():  # label them completely; the rest of the batch goes to the others
             left = float(batch) - float((complete & unlabeled).sum())
-            rest = capped_probabilities(score, unlabeled & ~complete, left, floor)
+            rest = _adaptive_probabilities(
+                need, slice_of, sd, unlabeled & ~complete, left, floor, PRIOR_LABELS
+            )
             p = np.where(complete, 1.0, rest)
+    else:
+        n_open = int(unlabeled.sum())
+        p = np.full(m, min(1.0, batch / n_open) if n_open else 0.0)
     draw = generator.random(m) < p
     out = frame.copy()
     out[selected] = unlabeled & draw
@@ -338,7 +316,11 @@ def next_items(
 
 
 def slice_allocation(
-    need: Any, unlabeled: FloatArray, batch: float, floor: float, prior_labels: float = 0.0
+    need: Any,
+    unlabeled: FloatArray,
+    batch: float,
+    floor: float,
+    prior_labels: float = 0.0,
 ) -> FloatArray:
     """Labels of the batch's adaptive part per grid point: water-filling to a common variance.
 
@@ -385,6 +367,70 @@ def slice_allocation(
         else:
             high = mid
     return adaptive_part(math.exp(high))
+
+
+def _adaptive_probabilities(
+    need: Any,
+    slice_of: IntArray,
+    sd: FloatArray,
+    open_: np.ndarray,
+    batch: float,
+    floor: float,
+    prior_labels: float,
+) -> FloatArray:
+    """Every row's p_ib when the items ``open_`` share ``batch`` (module notes): each slice's
+    expected labels from :func:`slice_allocation`, spread by :func:`floored_probabilities`."""
+    n_open = int(open_.sum())
+    if n_open == 0:
+        return np.zeros(sd.size)
+    if batch >= n_open:
+        return np.ones(sd.size)
+    low = floor * batch / n_open  # rows outside every slice get the floor
+    inside = open_ & (slice_of >= 0)
+    counts = np.bincount(slice_of[inside], minlength=need.size).astype(np.float64)
+    batch_in = batch - low * float((open_ & (slice_of < 0)).sum())
+    labels = slice_allocation(need, counts, batch_in, floor, prior_labels)
+    total_in = max(float(counts.sum()), 1.0)
+    target = floor * batch_in * counts / total_in + labels
+    short = batch_in - float(target.sum())
+    if short > 1e-9:  # every slice's need is met: spread the rest over what is left open
+        room = np.maximum(counts - target, 0.0)
+        target = target + short * room / max(float(room.sum()), 1e-12)
+    p = floored_probabilities(sd, slice_of, open_, target, floor * batch_in / total_in)
+    return np.where(slice_of >= 0, p, low)
+
+
+def floored_probabilities(
+    sd: FloatArray, slice_of: IntArray, open_: np.ndarray, target: FloatArray, low: float
+) -> FloatArray:
+    """Within each slice k, p_i = min{1, max(low, c_k sd_i)}, c_k such that the slice's open
+    items expect target_k labels; rows outside every slice get ``low``.
+
+    The Neyman allocation under the floor: among probabilities with low <= p_i <= 1 and the
+    slice's expected labels fixed, it minimises the slice's variance sum_i sd_i^2 / p_i (the
+    Lagrange condition p_i proportional to sd_i, clipped at both bounds). Computed for every
+    row of the slice, open or not (a labeled row gets what it would get if open).
+    """
+    p = np.full(sd.size, min(low, 1.0))
+    for k in range(target.size):
+        rows = slice_of == k
+        mine = rows & open_
+        n_k = int(mine.sum())
+        if n_k == 0:
+            continue
+        if float(target[k]) >= n_k - 1e-9:
+            p[rows] = 1.0
+            continue
+        scale = np.maximum(sd[mine], 1e-12)
+        lo, hi = 0.0, 1.0 / float(scale.min())  # the sum at hi is n_k > target
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            if float(np.clip(mid * scale, low, 1.0).sum()) > float(target[k]):
+                hi = mid
+            else:
+                lo = mid
+        p[rows] = np.clip(0.5 * (lo + hi) * np.maximum(sd[rows], 1e-12), low, 1.0)
+    return np.asarray(p, dtype=np.float64)
 
 
 def _slices_to_complete(
