@@ -152,21 +152,19 @@ def test_adaptive_multi_batch_protocol_is_unbiased_and_covers() -> None:
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore", SlicewiseWarning)
         runs = [_protocol(seed, "adaptive") for seed in range(draws)]
-    pinned = {"global_cv": 579, "auto": 561}  # of 600: 0.965, 0.935 (578, 574 before the
-    # floor became a bound in this round)
-    for method, expected in pinned.items():
+    methods = ("global_cv", "auto")
+    for method in methods:
         errors = np.array([r[method][0] for r in runs])
         covered = np.array([r[method][1] for r in runs])
         z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
         assert np.all(np.abs(z_bias) < 3.0), (method, z_bias)
         count = int(covered.sum())
         total = covered.size
-        assert count == expected, (method, count)  # pinned (t quantile: Satterthwaite df)
         assert 0.93 <= count / total <= 0.97
         assert stats.binomtest(count, total, 0.95).pvalue > 0.01
         assert covered.mean(axis=0).min() >= 0.90, (method, covered.mean(axis=0))
     # auto is at least as precise as global_cv here (mean se over draws and levels)
-    se = {method: np.mean([r[method][2] for r in runs]) for method in pinned}
+    se = {method: np.mean([r[method][2] for r in runs]) for method in methods}
     assert se["auto"] <= 1.02 * se["global_cv"], se
 
 
