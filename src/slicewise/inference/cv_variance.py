@@ -64,7 +64,7 @@ which is the formula above when the pi_i are equal (g pi_i is then pi(z)).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -194,6 +194,7 @@ def cross_validated(
     *,
     design: DesignWeights | None = None,
     factor: FloatArray | None = None,
+    parts: Sequence[tuple[IntArray, IntArray]] | None = None,
 ) -> CrossValidated:
     """Out-of-fold residuals, their variance terms and the mean fold coefficient of a candidate.
 
@@ -218,6 +219,8 @@ def cross_validated(
     factor : ndarray of shape (n, G), optional
         :func:`term_factor` of ``weights``, ``fraction`` and ``design``, when the caller scores
         several candidates on them (made here otherwise).
+    parts : list of (train, test) position arrays, optional
+        :func:`fold_parts` of ``fold``, when the caller scores several candidates on them.
 
     Returns
     -------
@@ -225,18 +228,23 @@ def cross_validated(
     """
     resid = np.empty_like(weights)
     coef_mean = np.zeros((weights.shape[1], x.shape[1]))
-    for k in np.unique(fold):
-        train = np.flatnonzero(fold != k)
-        test = np.flatnonzero(fold == k)
+    for train, test in fold_parts(fold) if parts is None else parts:
         coef = coefficient(train).coef  # (G, p)
         resid[test] = y[test, None] - x[test] @ coef.T
         coef_mean += (test.size / y.size) * coef
     if factor is None:
         factor = term_factor(weights, fraction, design=design)
     centring = weights if design is None else design.residual
-    ebar = np.einsum("ig,ig->g", centring, resid)
-    terms = np.asarray(factor * (resid - ebar) ** 2, dtype=np.float64)
+    terms = resid - np.einsum("ig,ig->g", centring, resid)  # then squared and scaled in place
+    np.multiply(terms, terms, out=terms)
+    terms *= factor
     return CrossValidated(terms=terms, resid=resid, coef=coef_mean)
+
+
+def fold_parts(fold: IntArray) -> list[tuple[IntArray, IntArray]]:
+    """(training positions, held-out positions) of every fold of ``fold``, in fold order: what
+    :func:`cross_validated` loops over, made once when several candidates share the folds."""
+    return [(np.flatnonzero(fold != k), np.flatnonzero(fold == k)) for k in np.unique(fold)]
 
 
 def term_factor(

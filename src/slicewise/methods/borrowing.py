@@ -36,6 +36,7 @@ from ..inference.cv_variance import (
     cross_validated,
     dense_weights,
     design_weights,
+    fold_parts,
     fourth_moment_df,
     selection_correction,
     term_factor,
@@ -161,6 +162,7 @@ def choose_and_fit(
     }
 
     factor = term_factor(weights, fraction, design=design)  # the same for every candidate
+    parts = fold_parts(fold)
 
     def score(cand: Candidate) -> CrossValidated:
         if cand.features == "none":
@@ -173,6 +175,7 @@ def choose_and_fit(
                 lambda rows: CoefficientFit.fixed(np.zeros((g, 0))),
                 design=design,
                 factor=factor,
+                parts=parts,
             )
         return cross_validated(
             weights,
@@ -183,6 +186,7 @@ def choose_and_fit(
             _first(caches[cand.features].rule(cand)),
             design=design,
             factor=factor,
+            parts=parts,
         )
 
     per_item = _item_terms(score, [naive, *candidates], point_weights)
@@ -383,8 +387,8 @@ def _item_terms(
         if point is None:
             point = np.ones(terms.shape[1]) if point_weights is None else point_weights
             point = np.where(np.isfinite(point), point, 1.0)
-        finite[cand] = np.all(np.isfinite(terms), axis=0)
-        mask = finite[cand]
+        # a grid point's terms are all finite where their sum is (they are bounded)
+        finite[cand] = mask = np.isfinite(terms.sum(axis=0))
         sums[cand] = terms @ point if mask.all() else terms[:, mask] @ point[mask]
     usable = np.all(list(finite.values()), axis=0)
     if point is None or not usable.any():
