@@ -18,54 +18,32 @@ same critical value.
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import sys
-import warnings
-from collections.abc import Callable
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
 
-from slicewise.reports.markdown import markdown_table
 from slicewise.results import critical_value
-from slicewise.studies.engine import study_cells
 
-from . import realdata
-from .stamp import stamp
-
-CALLER = "slicewise.methods.borrowing"
+from .patched_cost import main as cost_main
+from .patched_cost import paired_studies
 
 
 def _normal(resid: object, weights: object, df_normal: np.ndarray, **_: object) -> np.ndarray:
     return df_normal
 
 
-def _set(function: Callable[..., np.ndarray]) -> None:
-    sys.modules[CALLER].fourth_moment_df = function  # type: ignore[attr-defined]
-
-
 def family_rows(dataset: str, reps: int, cells: int) -> list[dict[str, object]]:
     """One row per family and budget of ``dataset``."""
-    importlib.import_module(CALLER)
-    shipped = sys.modules[CALLER].fourth_moment_df
-    data = realdata.load(dataset)
     rows: list[dict[str, object]] = []
-    for family in data.families:
-        specs = list(family.cells)[:cells]
-        runs = {}
-        for state, function in (("shipped", shipped), ("normal", _normal)):
-            _set(function)
-            try:
-                runs[state] = study_cells(
-                    specs, methods=("naive", "auto"), budgets=data.budgets, reps=reps, rng=0
-                )
-            finally:
-                _set(shipped)
-        for b, budget in enumerate(data.budgets):
+    for family, budgets, shipped_run, normal_run in paired_studies(
+        dataset,
+        reps,
+        cells,
+        callers=("slicewise.methods.borrowing",),
+        name="fourth_moment_df",
+        replacement=_normal,
+    ):
+        for b, budget in enumerate(budgets):
             ratios, dfs, dfs_normal = [], [], []
-            for new, old in zip(runs["shipped"].cells, runs["normal"].cells, strict=True):
+            for new, old in zip(shipped_run.cells, normal_run.cells, strict=True):
                 m = new.methods.index("auto")
                 assert new.dfs is not None
                 assert old.dfs is not None
@@ -84,7 +62,7 @@ def family_rows(dataset: str, reps: int, cells: int) -> list[dict[str, object]]:
                     "dataset": dataset,
                     "family": family.name,
                     "budget": budget,
-                    "cells": len(specs),
+                    "cells": len(shipped_run.cells),
                     "slice_draws": int(ok.sum()),
                     "mean_width_ratio": float(ratio[ok].mean()) if ok.any() else np.nan,
                     "max_width_ratio": float(ratio[ok].max()) if ok.any() else np.nan,
@@ -99,25 +77,14 @@ def family_rows(dataset: str, reps: int, cells: int) -> list[dict[str, object]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", default=",".join(sorted(realdata.BUILDERS)))
-    parser.add_argument("--reps", type=int, default=10)
-    parser.add_argument("--cells", type=int, default=2)
-    parser.add_argument("--out", default="docs/results/generated/df_cost.md")
-    argv = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(argv)
-    warnings.simplefilter("ignore")
-    rows = []
-    for dataset in args.datasets.split(","):
-        rows.extend(family_rows(dataset, args.reps, args.cells))
-        print(f"{dataset} done", flush=True)
-    table = pd.DataFrame(rows)
-    text = stamp("python -m research.df_cost " + " ".join(argv))
-    text += "\n\n# The fourth-moment degrees of freedom's cost: auto's t half-width over the "
-    text += "normal-theory one\n\n"
-    text += markdown_table(table, digits=3) + "\n"
-    Path(args.out).write_text(text)
-    print(text)
+    cost_main(
+        argv,
+        module="df_cost",
+        title="The fourth-moment degrees of freedom's cost: auto's t half-width over the "
+        "normal-theory one",
+        family_rows=family_rows,
+        doc=__doc__ or "",
+    )
 
 
 if __name__ == "__main__":

@@ -35,6 +35,22 @@ from slicewise.studies.engine import matched_splits, pool_profile
 from . import realdata
 
 
+def fit_interval(
+    fit: MethodFit, naive: MethodFit, n_labeled_eff: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A fit's se and the bounds of its 95% interval, as ``sw.profile`` prints them."""
+    se = np.sqrt(fit.var_pool)
+    low, high = interval_bounds(
+        fit.estimate,
+        se,
+        critical_value(0.95, fit.df),
+        0.0 if fit.bias_bound is None else fit.bias_bound,
+        naive_estimate=naive.estimate,
+        n_labeled_eff=n_labeled_eff,
+    )
+    return se, low, high
+
+
 def draws(reps: int, budget: int) -> pd.DataFrame:
     """One row per (draw, method, system): estimate error, reported se, covered, auto's choice."""
     data = realdata.load("unieval", families=["system"])
@@ -72,16 +88,7 @@ def draws(reps: int, budget: int) -> pd.DataFrame:
                 ),
             }
             for name, fit in fits.items():
-                se = np.sqrt(fit.var_pool)
-                bound = 0.0 if fit.bias_bound is None else fit.bias_bound
-                low, high = interval_bounds(
-                    fit.estimate,
-                    se,
-                    critical_value(0.95, fit.df),
-                    bound,
-                    naive_estimate=naive.estimate,
-                    n_labeled_eff=n_lab,
-                )
+                se, low, high = fit_interval(fit, naive, n_lab)
                 for g, label in enumerate(ctx.locality.labels):
                     rows.append(
                         {

@@ -31,7 +31,6 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from slicewise.data.table import make_table
-from slicewise.inference.bounded import interval_bounds
 from slicewise.methods.base import LabeledSet, MethodFit, labeled_sizes
 from slicewise.methods.borrowing import choose_and_fit
 from slicewise.methods.options import MethodOptions
@@ -39,6 +38,8 @@ from slicewise.methods.registry import METHODS
 from slicewise.methods.run import build_context
 from slicewise.results import critical_value
 from slicewise.studies.paper_designs import setting_b
+
+from .selection_optimism import fit_interval
 
 #: Candidates of ``auto`` fitted alone: (name, families, shrinkage).
 FIXED = (
@@ -93,16 +94,7 @@ def draws(
             naive = fitted["naive"]
             chosen = str(fitted["auto"].params.get("chosen")) if "auto" in fitted else ""
             for name, fit in fitted.items():
-                se = np.sqrt(fit.var_pool)
-                bound = 0.0 if fit.bias_bound is None else fit.bias_bound
-                low, high = interval_bounds(
-                    fit.estimate,
-                    se,
-                    critical_value(0.95, fit.df),
-                    bound,
-                    naive_estimate=naive.estimate,
-                    n_labeled_eff=n_lab,
-                )
+                se, low, high = fit_interval(fit, naive, n_lab)
                 for g in range(truth.size):
                     rows.append(
                         {
@@ -152,7 +144,6 @@ def summary(frame: pd.DataFrame) -> pd.DataFrame:
 def study_rows(pool_seed: int, budget: int, reps: int, per_level: int = 1000) -> list[str]:
     """``sw.study`` with naive, lace and auto on one pool: one printed line per method."""
     import slicewise as sw
-    from slicewise.results import critical_value
 
     design = setting_b(per_level)
     frame = design.draw(np.random.default_rng(pool_seed))
