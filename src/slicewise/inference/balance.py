@@ -180,7 +180,7 @@ def _sorted_bins(values: FloatArray, bins: int) -> IntArray:
     """:func:`balance_strata`'s quantile bins of a sorted column: the same edges, each bin a
     run of the sorted items found by one binary search per edge, and the codes the ranks of the
     non-empty runs; the same codes as the general path, which searches every item's bin and
-    ranks the codes (0.025 s at 10^6 items, this 0.007 s)."""
+    ranks the codes (0.025 s at 10^6 items, this 0.011 s)."""
     edges = np.unique(np.quantile(values, np.linspace(0.0, 1.0, bins + 1)[1:-1]))
     starts = np.searchsorted(values, edges, side="left")  # an item at an edge goes above it
     lengths = np.diff(np.concatenate([[0], starts, [values.size]]))
