@@ -411,6 +411,12 @@ def _ties(values: FloatArray) -> BoolArray:
 LONG_RUNS = 256
 
 
+def is_sorted(values: FloatArray) -> bool:
+    """``values`` (one column) is non-decreasing: a continuous profile's Z in a table in
+    canonical order without ids, which the balance strata and the kernel passes use."""
+    return values.size < 2 or bool(np.all(values[1:] >= values[:-1]))
+
+
 def small_codes(values: FloatArray) -> npt.NDArray[np.uint16] | None:
     """``values`` as uint16 when every one is an integer in [0, 65535] (category or level codes;
     -0.0 is 0), else None."""

@@ -49,7 +49,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._typing import BoolArray, FloatArray, IntArray, Kind
-from ..data.table import ItemTable, column_moments, small_codes
+from ..data.table import ItemTable, column_moments, is_sorted, small_codes
 from ..exceptions import LabelSelectionWarning
 
 #: The alarm level: false alarms on truly random labels at most 1 in 100.
@@ -161,7 +161,7 @@ def balance_strata(z: FloatArray, kind: Kind, *, bins: int = CONTINUOUS_BINS) ->
             return np.unique(z[:, 0], return_inverse=True)[1].reshape(-1).astype(np.intp)
         return np.unique(z, axis=0, return_inverse=True)[1].reshape(-1).astype(np.intp)
     per_dim = max(2, round(bins ** (1.0 / z.shape[1])))
-    if z.shape[1] == 1 and _is_sorted(z[:, 0]):
+    if z.shape[1] == 1 and is_sorted(z[:, 0]):
         return _sorted_bins(z[:, 0], per_dim)
     codes = np.zeros(z.shape[0], dtype=np.intp)
     for column in z.T:
@@ -169,11 +169,6 @@ def balance_strata(z: FloatArray, kind: Kind, *, bins: int = CONTINUOUS_BINS) ->
         codes *= edges.size + 1  # in place: no (M,) temporaries beyond searchsorted's
         codes += np.searchsorted(edges, column, side="right")
     return _ranks(codes)
-
-
-def _is_sorted(values: FloatArray) -> bool:
-    """``values`` is non-decreasing (a table in canonical order sorts a continuous Z)."""
-    return values.size < 2 or bool(np.all(values[1:] >= values[:-1]))
 
 
 def _sorted_bins(values: FloatArray, bins: int) -> IntArray:

@@ -30,7 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._typing import FloatArray, IntArray, KernelMatrix, Kind, ObjectArray
-from ..data.table import ItemTable
+from ..data.table import ItemTable, is_sorted
 
 #: Default number of grid points of a one-dimensional continuous profile.
 DEFAULT_GRID_SIZE = 20
@@ -166,7 +166,7 @@ class BlockKernel:
         unless Z is one column sorted in increasing order (a continuous profile's table in
         canonical order), where the item nearest a grid point is found by bisection."""
         z = self.z[:, 0] if self.z.shape[1] == 1 else None
-        if z is None or not z.size or not bool(np.all(z[1:] >= z[:-1])):
+        if z is None or not z.size or not is_sorted(z):
             return None
         points, h = self.grid[:, 0], float(self.bandwidth[0])
         after = np.searchsorted(z, points)
