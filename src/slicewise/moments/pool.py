@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._threads import one_blas_thread
-from .._typing import BoolArray, FloatArray, PoolKernel
+from .._typing import FloatArray, PoolKernel
 from ..locality.weights import BLOCK_ROWS, BlockKernel
 from .kernel_ops import (
     CHUNK,
@@ -113,23 +113,6 @@ def scale_sums_with(
     )[0]
 
 
-def _doubled_bandwidth(kernels: Sequence[FloatArray | BlockKernel]) -> BoolArray:
-    """``out[i]``: kernel i is the first one at twice its bandwidth (a Gaussian kernel block
-    kernel on the same items and grid), so its entries are the fourth roots of the first's."""
-    head = kernels[0]
-    out = np.zeros(len(kernels), dtype=np.bool_)
-    if not isinstance(head, BlockKernel):
-        return out
-    for i, kernel in enumerate(kernels[1:], start=1):
-        out[i] = (
-            isinstance(kernel, BlockKernel)
-            and kernel.z is head.z
-            and np.array_equal(kernel.grid, head.grid)
-            and np.array_equal(kernel.bandwidth, 2.0 * head.bandwidth)
-        )
-    return out
-
-
 def scales_sums_with(
     kernels: Sequence[FloatArray | BlockKernel],
     x: FloatArray,
@@ -169,8 +152,6 @@ def scales_sums_with(
     # column-major kernel blocks: :func:`~slicewise.locality.weights.gaussian_kernel` makes
     # a kernel column by column there, with no transposed copy
     rows_buffer = np.empty((max(kernel.shape[1] for kernel in kernels), rows_max)).T
-    root = _doubled_bandwidth(kernels)
-    first_buffer = np.empty((kernels[0].shape[1], rows_max)).T if root.any() else None
     with one_blas_thread():
         for start in range(0, m, rows_max):
             stop = min(start + rows_max, m)
@@ -182,44 +163,18 @@ def scales_sums_with(
                 )
             if columns is not None:
                 stacked[:, start_extra:] = columns(start, stop)
-            # the grid columns of each kernel with entries that count for these rows
-            spans = [
-                kernel.columns(start, stop)
-                if isinstance(kernel, BlockKernel)
-                else (0, 1 if glob[i] else kernel.shape[1])
-                for i, kernel in enumerate(kernels)
-            ]
-            first: FloatArray | None = None
-            # the first kernel's block covers the columns of the kernels made from it too
-            made = [
-                spans[i]
-                for i in range(len(kernels))
-                if (i == 0 or root[i]) and spans[i][1] > spans[i][0]
-            ]
-            first_lo = min((lo for lo, _ in made), default=0)
-            first_hi = max((hi for _, hi in made), default=0)
             rows = stop - start
             for i, kernel in enumerate(kernels):
-                lo, hi = spans[i]
+                # the grid columns with entries that count for these rows
+                lo, hi = (
+                    kernel.columns(start, stop)
+                    if isinstance(kernel, BlockKernel)
+                    else (0, 1 if glob[i] else kernel.shape[1])
+                )
                 if hi <= lo:
                     continue
                 if glob[i]:
                     block = ones[:rows]
-                elif root[i] and first is not None:
-                    # exp(-u^2 / 8) = exp(-u^2 / 2) ** (1 / 4): two square roots, not an exp
-                    part = first[:, lo - first_lo : hi - first_lo]
-                    block = np.sqrt(part, out=rows_buffer[:rows, : hi - lo])
-                    np.sqrt(block, out=block)
-                elif i == 0 and first_buffer is not None:
-                    assert isinstance(kernel, BlockKernel)
-                    first = kernel.block_columns(
-                        start,
-                        stop,
-                        first_lo,
-                        first_hi,
-                        out=first_buffer[:rows, : first_hi - first_lo],
-                    )
-                    block = first[:, lo - first_lo : hi - first_lo]
                 elif isinstance(kernel, BlockKernel):
                     block = kernel.block_columns(
                         start, stop, lo, hi, out=rows_buffer[:rows, : hi - lo]
@@ -351,4 +306,45 @@ def prepend_column(
         n_eff=base.n_eff,
         mean=np.column_stack([mean_c, base.mean]),
         cov_b=cov,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class LearnedSums:
+    """The pool sums of a cross-fitted prediction that a learned control variate needs.
+
+    Attributes
+    ----------
+    mean, scale : float
+        Pool mean and standard deviation (1 where constant) of the fold-averaged prediction
+        Pbar = mean_k P^(k); its standardised value is c = (Pbar - mean) / scale.
+    at_h : ndarray of shape (G, F + 2 + K)
+        Kernel sums at h of every fold model's prediction P^(k) and of [c, c^2, c X].
+    at_b : dict of float to ndarray of shape (G, 2 + K)
+        Kernel sums of [c, c^2, c X] at every other nuisance scale b / h (``inf``: global).
+    """
+
+    mean: float
+    scale: float
+    at_h: FloatArray
+    at_b: dict[float, FloatArray]
+
+
+def standardised_sums(
+    raw: FloatArray, mass: FloatArray, first: FloatArray, mean: float, scale: float
+) -> FloatArray:
+    """Kernel sums of [c, c^2, c X] for c = (a - mean) / scale, from those of [a, a^2, a X].
+
+    ``raw`` (G, 2 + K) holds the sums of [a, a^2, a X], ``mass`` (G,) and ``first`` (G, K) the
+    kernel mass and the sums of X at the same scale: c's sums are affine in a's, so one pass
+    over the pool gives both the pool mean and sd of a (from the global sums or the stored a)
+    and every local sum of c. Returns (G, 2 + K).
+    """
+    a, aa, ax = raw[:, 0], raw[:, 1], raw[:, 2:]
+    return np.column_stack(
+        [
+            (a - mean * mass) / scale,
+            (aa - 2.0 * mean * a + mean**2 * mass) / scale**2,
+            (ax - mean * first) / scale,
+        ]
     )
