@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from slicewise.data.table import LONG_RUNS, canonical_order, lexsort_by_ties
+from slicewise.data.ordering import LONG_RUNS, canonical_order, lexsort_by_ties
 
 
 def _key(rng: np.random.Generator, m: int, kind: int) -> np.ndarray:

@@ -12,10 +12,12 @@ import pytest
 
 import slicewise as sw
 from slicewise.data.table import make_table
-from slicewise.estimators.learned import CrossFit, cross_fit, learner_design
+from slicewise.estimators.learned import CrossFit, cross_fit
+from slicewise.estimators.learner_design import learner_design
 from slicewise.locality.weights import BlockKernel
-from slicewise.methods.base import LearnedSums, PoolContext
+from slicewise.methods.base import PoolContext
 from slicewise.methods.run import build_context
+from slicewise.moments.pool import LearnedSums
 
 
 def curved_frame(m: int, n: int, seed: int = 0) -> pd.DataFrame:
@@ -129,3 +131,40 @@ def test_auto_profile_equals_the_stored_path(monkeypatch: pytest.MonkeyPatch) ->
     assert blocks.params["cv_variance_ratio"] == stored.params["cv_variance_ratio"]
     np.testing.assert_allclose(blocks.estimate, stored.estimate, rtol=0, atol=1e-12)
     np.testing.assert_allclose(blocks.se, stored.se, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kind", "q", "levels"),
+    [("continuous", 1, 0), ("continuous", 2, 0), ("categorical", 1, 6), ("ordinal", 1, 40)],
+)
+def test_factored_predictions_equal_the_design_rows_products(
+    kind: str, q: int, levels: int
+) -> None:
+    """The fold models' predictions from the factored linear predictor equal those of the
+    design rows (predict_all), for a continuous profile of one and two columns, one-hot
+    levels (rows in any order, a value outside the pool's levels included) and an ordinal
+    profile with too many levels for interactions."""
+    from slicewise.estimators.learner_design import design_basis, predict_factored
+    from slicewise.estimators.predictors import LogisticModel, predict_all
+
+    rng = np.random.default_rng(3)
+    m, k = 3_000, 4
+    z = rng.normal(size=(m, q)) if not levels else rng.integers(0, levels, size=(m, 1)) * 1.0
+    features = rng.normal(size=(m, k))
+    basis = design_basis(z, kind, "logistic")  # type: ignore[arg-type]
+    rows = rng.permutation(m)[:700]
+    z_rows = z[rows].copy()
+    if levels and basis.levels is not None:
+        z_rows[:5] = levels + 7.0  # not a level of the pool: no level or interaction terms
+    design = learner_design(z_rows, kind, features[rows], "logistic", basis)  # type: ignore[arg-type]
+    models = [
+        LogisticModel(coef=rng.normal(0, 0.4, design.shape[1]), intercept=0.2 * f) for f in range(5)
+    ]
+    got = predict_factored(models, z_rows, features[rows], "logistic", basis)
+    assert got is not None
+    np.testing.assert_allclose(got, predict_all(models, design), rtol=1e-13, atol=1e-15)
+    constant = [
+        *models[:4],
+        LogisticModel(coef=np.zeros(design.shape[1]), intercept=0, constant=0.5),
+    ]
+    assert predict_factored(constant, z_rows, features[rows], "logistic", basis) is None

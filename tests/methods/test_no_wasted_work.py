@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from slicewise.data.table import MOMENT_ROWS, column_moments, make_table
-from slicewise.methods.base import STANDARDIZE_ROWS, LabeledSet, PoolContext, standardize
+from slicewise.data.column_stats import MOMENT_ROWS, STANDARDIZE_ROWS, column_moments, standardize
+from slicewise.data.table import make_table
+from slicewise.methods.base import LabeledSet, PoolContext
 from slicewise.methods.options import MethodOptions
 from slicewise.methods.run import Problem, build_context, run
 
@@ -233,7 +234,8 @@ def test_labeled_sums_of_folds_add_up_to_those_of_their_union(same: bool, design
     from functools import reduce
     from operator import add
 
-    from slicewise.moments.sums import LabeledMoments, LabeledRowSums
+    from slicewise.moments.row_sums import LabeledRowSums
+    from slicewise.moments.sums import LabeledMoments
 
     rng = np.random.default_rng(13)
     n, g = 500, 7

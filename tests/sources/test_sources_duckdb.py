@@ -695,7 +695,7 @@ def test_sql_predictions_equal_record_batches(
 def test_level_counts_give_the_design_basis() -> None:
     """The learner's standardisation of a discrete Z from its level counts is numpy's over the
     items."""
-    from slicewise.estimators.learned import design_basis
+    from slicewise.estimators.learner_design import design_basis
     from slicewise.sources.context import counted_basis
 
     rng = np.random.default_rng(5)
@@ -713,7 +713,7 @@ def test_level_counts_give_the_design_basis() -> None:
 def test_models_sql_cannot_write_are_left_to_record_batches() -> None:
     """A constant model, a non-finite coefficient or a boosting learner has no linear predictor
     in SQL: the pass then reads record batches."""
-    from slicewise.estimators.learned import DesignBasis
+    from slicewise.estimators.learner_design import DesignBasis
     from slicewise.estimators.predictors import LogisticModel
 
     codes = np.arange(3, dtype=np.float64)

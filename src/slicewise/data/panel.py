@@ -50,7 +50,7 @@ class ModelPanel:
         For each model, the positions (into :attr:`items`) of that model's rows, in table order.
     tables : tuple of ItemTable
         For each model, its own pool: Z with the item-level codes, its signals and gold labels,
-        in the canonical order of :func:`slicewise.data.table.canonical_order` (so a model's
+        in the canonical order of :func:`slicewise.data.ordering.canonical_order` (so a model's
         profile does not depend on the order of its rows); ``rows`` of each table gives the
         position of each item among that model's rows of the frame.
     layout : {'long', 'wide'}

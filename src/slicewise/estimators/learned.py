@@ -27,167 +27,26 @@ whatever the learner, with no "refit on all of L" mismatch between labeled and p
 Learners: ``'logistic'`` is an L2 logistic regression (fractional labels by the duplicated-row
 trick of :mod:`slicewise.estimators.predictors`) on the standardised signals, the profile and their
 interactions (one-hot levels x signals for discrete profiles with at most
-:data:`MAX_INTERACTION_LEVELS` levels; Z, Z^2 and Z x S for continuous ones), so that the signals'
-usefulness may change across the profile. The level and interaction columns are left unscaled so
-that the penalty acts as a hierarchical prior: a level with few labels keeps the main effects. ``'boosting'`` is scikit-learn's histogram gradient
-boosting on (Z, S) (classifier for binary labels, squared-error regressor otherwise).
+:data:`~slicewise.estimators.learner_design.MAX_INTERACTION_LEVELS` levels; Z, Z^2 and Z x S for
+continuous ones; :mod:`slicewise.estimators.learner_design`), so that the signals' usefulness may
+change across the profile. The level and interaction columns are left unscaled so that the
+penalty acts as a hierarchical prior: a level with few labels keeps the main effects.
+``'boosting'`` is scikit-learn's histogram gradient boosting on (Z, S) (classifier for binary
+labels, squared-error regressor otherwise).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
-from .._typing import FloatArray, IntArray, Kind, PoolKernel
+from .._typing import FloatArray, IntArray, PoolKernel
 from ..moments.kernel_ops import column_sums, take_rows, weighted_sums
 from ..moments.pool import block_sums
+from .learner_design import Learner, LearnerDesign, predict_factored
 from .predictors import LogisticModel, fit_logistic, predict_all
-
-Learner = Literal["logistic", "boosting"]
-LEARNERS: tuple[Learner, ...] = ("logistic", "boosting")
-
-#: Discrete profiles with at most this many levels get level x signal interactions.
-MAX_INTERACTION_LEVELS = 30
-
-
-@dataclass(frozen=True, eq=False)
-class DesignBasis:
-    """What :func:`learner_design` takes from the whole pool: the levels of a discrete profile
-    (one-hot columns), or the standardisation of Z and of its square (continuous profiles, and
-    discrete ones with more than :data:`MAX_INTERACTION_LEVELS` levels).
-
-    An out-of-core pool builds it from its scanned statistics, so that a record batch gets the
-    design rows the in-memory pool would give it.
-    """
-
-    levels: FloatArray | None
-    z_mean: FloatArray = field(default_factory=lambda: np.zeros(0))
-    z_scale: FloatArray = field(default_factory=lambda: np.zeros(0))
-    square_mean: FloatArray = field(default_factory=lambda: np.zeros(0))
-    square_scale: FloatArray = field(default_factory=lambda: np.zeros(0))
-
-
-def _mean_scale(x: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Mean and sd (1 where constant) of every column, as :func:`standardize_columns` uses."""
-    sd = x.std(axis=0)
-    return x.mean(axis=0), np.where(sd > 0, sd, 1.0)
-
-
-def design_basis(z: FloatArray, kind: Kind, learner: Learner) -> DesignBasis:
-    """The :class:`DesignBasis` of the pool profile values ``z`` (shape (M, q))."""
-    if learner == "boosting":
-        return DesignBasis(levels=None)
-    levels = np.unique(z[:, 0]) if kind != "continuous" else np.zeros(0)
-    if kind != "continuous" and levels.size <= MAX_INTERACTION_LEVELS:
-        return DesignBasis(levels=levels)
-    z_mean, z_scale = _mean_scale(z)
-    square_mean, square_scale = _mean_scale(((z - z_mean) / z_scale) ** 2)
-    return DesignBasis(None, z_mean, z_scale, square_mean, square_scale)
-
-
-def learner_design(
-    z: FloatArray,
-    kind: Kind,
-    features: FloatArray,
-    learner: Learner,
-    basis: DesignBasis | None = None,
-) -> FloatArray:
-    """Covariates of the learner for every pool item.
-
-    Parameters
-    ----------
-    z : ndarray of shape (M, q)
-        Profile values (codes for categorical profiles).
-    kind : {'continuous', 'ordinal', 'categorical'}
-    features : ndarray of shape (M, K)
-        Standardised signals.
-    learner : {'logistic', 'boosting'}
-    basis : DesignBasis, optional
-        The pool's levels and standardisations when ``z`` is part of the pool (a record batch,
-        the labeled items); default: those of ``z`` itself.
-
-    Returns
-    -------
-    ndarray of shape (M, p)
-    """
-    if learner == "boosting":
-        return np.column_stack([z, features])
-    if basis is None:
-        basis = design_basis(z, kind, learner)
-    if basis.levels is not None:
-        onehot = np.asarray(z[:, :1] == basis.levels[None, :], dtype=np.float64)
-        inter = (onehot[:, :, None] * features[:, None, :]).reshape(z.shape[0], -1)
-        # Level indicators and level x signal interactions are NOT standardised: a rare level's
-        # columns keep their natural scale, so the L2 penalty shrinks its deviations from the
-        # main effects hard (a hierarchical prior), instead of inflating them by 1 / sd.
-        return np.column_stack([features, onehot, inter])
-    zs = np.asarray((z - basis.z_mean) / basis.z_scale, dtype=np.float64)
-    square = np.asarray((zs**2 - basis.square_mean) / basis.square_scale, dtype=np.float64)
-    inter = (zs[:, :, None] * features[:, None, :]).reshape(z.shape[0], -1)
-    return np.column_stack([features, zs, square, inter])
-
-
-@dataclass(frozen=True, eq=False)
-class LearnerDesign:
-    """The learner's covariates (:func:`learner_design`) of any rows of a pool, made when asked.
-
-    The (M x p) design of the whole pool is never stored: for six signals and a continuous
-    profile it is 14 columns, 112 bytes per item, more than the pool table itself. A row's
-    covariates depend only on its own profile value and signals and on the pool's
-    :class:`DesignBasis`, so :meth:`rows` and :meth:`block` give exactly the rows of the whole
-    design. Use :meth:`build`.
-
-    Attributes
-    ----------
-    z : ndarray of shape (M, q)
-        Profile values (codes for categorical profiles).
-    features : ndarray of shape (M, K)
-        Standardised signals.
-    kind : {'continuous', 'ordinal', 'categorical'}
-    learner : {'logistic', 'boosting'}
-    basis : DesignBasis
-        The pool's levels or standardisation of Z.
-    """
-
-    z: FloatArray
-    features: FloatArray
-    kind: Kind
-    learner: Learner
-    basis: DesignBasis
-
-    @classmethod
-    def build(
-        cls,
-        z: FloatArray,
-        kind: Kind,
-        features: FloatArray,
-        learner: Learner,
-        basis: DesignBasis | None = None,
-    ) -> LearnerDesign:
-        """The design of the pool items (``z``, ``features``); ``basis`` as in
-        :func:`learner_design` (default: that of ``z``)."""
-        if basis is None:
-            basis = design_basis(z, kind, learner)
-        return cls(z=z, features=features, kind=kind, learner=learner, basis=basis)
-
-    @property
-    def n_items(self) -> int:
-        """M, the number of rows."""
-        return int(self.z.shape[0])
-
-    def rows(self, index: IntArray) -> FloatArray:
-        """The covariates of the items ``index``, shape (index.size, p)."""
-        return learner_design(
-            self.z[index], self.kind, self.features[index], self.learner, self.basis
-        )
-
-    def block(self, start: int, stop: int) -> FloatArray:
-        """The covariates of the items start .. stop - 1."""
-        return learner_design(
-            self.z[start:stop], self.kind, self.features[start:stop], self.learner, self.basis
-        )
 
 
 class Predictor(Protocol):
@@ -294,15 +153,29 @@ class CrossFit:
         """P^(k) of the items start .. stop - 1 for every fold model, shape (F, rows)."""
         if self.stored is not None:
             return self.stored[:, start:stop]
-        x = self.design.block(start, stop)
-        return predict_all(self.models, x)
+        design = self.design
+        factored = predict_factored(
+            self.models,
+            design.z[start:stop],
+            design.features[start:stop],
+            design.learner,
+            design.basis,
+        )
+        return (
+            factored
+            if factored is not None
+            else predict_all(self.models, design.block(start, stop))
+        )
 
     def predict_rows(self, index: IntArray) -> FloatArray:
         """P^(k) of the items ``index`` for every fold model, shape (F, index.size)."""
         if self.stored is not None:
             return np.asarray(self.stored[:, index], dtype=np.float64)
-        x = self.design.rows(index)
-        return predict_all(self.models, x)
+        design = self.design
+        factored = predict_factored(
+            self.models, design.z[index], design.features[index], design.learner, design.basis
+        )
+        return factored if factored is not None else predict_all(self.models, design.rows(index))
 
     def centering(
         self,

@@ -49,7 +49,9 @@ from typing import Any, Literal
 import numpy as np
 
 from .._typing import BoolArray, FloatArray, IntArray, Kind
-from ..data.table import ItemTable, column_moments, is_sorted, small_codes
+from ..data.column_stats import column_moments
+from ..data.ordering import is_sorted, small_codes
+from ..data.table import ItemTable
 from ..exceptions import LabelSelectionWarning
 
 #: The alarm level: false alarms on truly random labels at most 1 in 100.

@@ -30,7 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._typing import FloatArray, IntArray, KernelMatrix, Kind, ObjectArray
-from ..data.table import ItemTable, is_sorted
+from ..data.ordering import is_sorted
+from ..data.table import ItemTable
 
 #: Default number of grid points of a one-dimensional continuous profile.
 DEFAULT_GRID_SIZE = 20

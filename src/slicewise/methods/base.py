@@ -16,13 +16,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from .._typing import BoolArray, FloatArray, IntArray, KernelMatrix, PoolKernel
-from ..data.table import ItemTable, column_moments
+from ..data.column_stats import standardize
+from ..data.table import ItemTable
 from ..estimators.centered import CoefficientFit, centered_estimate
-from ..estimators.learned import CrossFit, Learner, LearnerDesign, Predictor
+from ..estimators.learned import CrossFit, Predictor
+from ..estimators.learner_design import Learner, LearnerDesign
 from ..inference.variance import local_variance
 from ..locality.weights import BlockKernel, Locality
 from ..moments.kernel_ops import column_sums, square_column_sums, take_rows
 from ..moments.pool import (
+    LearnedSums,
     ScaleSums,
     block_sums,
     column_products,
@@ -30,6 +33,7 @@ from ..moments.pool import (
     scale_sums,
     scale_sums_with,
     scales_sums_with,
+    standardised_sums,
 )
 from ..moments.sums import LabeledMoments, PoolMoments
 from .options import MethodOptions
@@ -40,74 +44,6 @@ T = TypeVar("T")
 #: shared; a larger one is a :class:`~slicewise.locality.weights.BlockKernel`, evaluated block by
 #: block in each pass over the pool (2^22 entries: 32 MB, M = 200,000 at G = 20).
 STORED_KERNEL_LIMIT = 1 << 22
-#: Rows per block of :func:`standardize`'s pass over the (M x K) signals.
-STANDARDIZE_ROWS = 1 << 14
-
-
-def standardize(
-    signals: FloatArray, moments: tuple[FloatArray, FloatArray] | None = None
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Standardise signals over the pool: (S - mean_T) / sd_T.
-
-    A column that is constant over the pool keeps scale 1 (it is centred to zero and carries no
-    information; the caller warns about it). ``moments``: the signals' pool mean and standard
-    deviation when already computed (:attr:`~slicewise.data.table.ItemTable.signal_moments`).
-
-    Returns
-    -------
-    features, mean, scale
-    """
-    mean, sd = column_moments(signals) if moments is None else moments
-    scale = np.where(sd > 0, sd, 1.0)
-    features = np.empty_like(signals, dtype=np.float64)  # in the signals' memory order
-    for start in range(0, signals.shape[0], STANDARDIZE_ROWS):  # one pass, each block in cache
-        block = features[start : start + STANDARDIZE_ROWS]
-        np.subtract(signals[start : start + STANDARDIZE_ROWS], mean, out=block)
-        block /= scale
-    return features, mean, scale
-
-
-@dataclass(frozen=True, eq=False)
-class LearnedSums:
-    """The pool sums of a cross-fitted prediction that a learned control variate needs.
-
-    Attributes
-    ----------
-    mean, scale : float
-        Pool mean and standard deviation (1 where constant) of the fold-averaged prediction
-        Pbar = mean_k P^(k); its standardised value is c = (Pbar - mean) / scale.
-    at_h : ndarray of shape (G, F + 2 + K)
-        Kernel sums at h of every fold model's prediction P^(k) and of [c, c^2, c X].
-    at_b : dict of float to ndarray of shape (G, 2 + K)
-        Kernel sums of [c, c^2, c X] at every other nuisance scale b / h (``inf``: global).
-    """
-
-    mean: float
-    scale: float
-    at_h: FloatArray
-    at_b: dict[float, FloatArray]
-
-
-def standardised_sums(
-    raw: FloatArray, mass: FloatArray, first: FloatArray, mean: float, scale: float
-) -> FloatArray:
-    """Kernel sums of [c, c^2, c X] for c = (a - mean) / scale, from those of [a, a^2, a X].
-
-    ``raw`` (G, 2 + K) holds the sums of [a, a^2, a X], ``mass`` (G,) and ``first`` (G, K) the
-    kernel mass and the sums of X at the same scale: c's sums are affine in a's, so one pass
-    over the pool gives both the pool mean and sd of a (from the global sums or the stored a)
-    and every local sum of c. Returns (G, 2 + K).
-    """
-    a, aa, ax = raw[:, 0], raw[:, 1], raw[:, 2:]
-    return np.column_stack(
-        [
-            (a - mean * mass) / scale,
-            (aa - 2.0 * mean * a + mean**2 * mass) / scale**2,
-            (ax - mean * first) / scale,
-        ]
-    )
-
-
 #: The attributes of a context made by :meth:`PoolContext.build` that are computed from the
 #: table's signals on first use.
 STANDARDISED = ("features", "signal_mean", "signal_scale")
@@ -290,7 +226,7 @@ class PoolContext:
         return self.cached(("moments", name, float(nuisance_scale)), compute)
 
     def learner_design(self, learner: Learner) -> LearnerDesign:
-        """Covariates of the learner (:class:`~slicewise.estimators.learned.LearnerDesign`) for
+        """Covariates of the learner (:class:`~slicewise.estimators.learner_design.LearnerDesign`) for
         the items of :attr:`table`, made block by block when asked; cached per learner."""
         return self.cached(
             ("learner design", learner),

@@ -8,7 +8,7 @@ and the coefficient rule (the local ridge coefficient at nuisance bandwidth b, s
 pooled one with strength kappa, :func:`~slicewise.estimators.centered.shrunk_coefficient`).
 Because all are unbiased, the one with the smallest variance has the smallest error; the
 variances are compared on out-of-fold residuals
-(:func:`~slicewise.inference.cv_variance.cross_validated_contributions`), which penalise coefficients
+(:func:`~slicewise.inference.cv_variance.cross_validated`), which penalise coefficients
 that are noise. Naive is always a candidate, so the cheap signals can help but, up to the noise of
 the criterion, not hurt.
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._typing import BoolArray, FloatArray, IntArray
+from .._typing import FloatArray, IntArray
 from ..data.folds import balanced_folds
 from ..estimators.centered import (
     CoefficientFit,
@@ -61,11 +61,9 @@ from .candidates import (
     learned_features,
     signal_features,
 )
+from .choice import NAIVE_Z, item_terms, one_standard_error_choice
 from .options import MethodOptions
 from .smoothed import disjoint_domains, shrinkage_weights, smooth_fit
-
-#: Relative difference of cross-validated variances below which two candidates tie.
-TIE_TOLERANCE = 1e-9
 
 #: ``auto`` tries learned candidates only with at most this many signals per label. The
 #: learner's out-of-fold predictions are features of the candidates, and the coefficient fitted
@@ -75,11 +73,6 @@ TIE_TOLERANCE = 1e-9
 #: noise signals, 100 labels; tests/core/test_trust.py). Signal candidates are fitted strictly
 #: inside the folds and are always tried.
 LEARNED_SIGNALS_PER_LABEL = 0.25
-#: ``auto`` keeps naive unless a candidate's cross-validated variance is below this share of it...
-NAIVE_MARGIN = 0.98
-#: ... and below it by this many paired standard errors (a one-sided 5% test): a candidate must be
-#: reliably better than the gold-only mean, not better by the luck of the folds.
-NAIVE_Z = 1.645
 
 
 def choose_and_fit(
@@ -189,8 +182,8 @@ def choose_and_fit(
             parts=parts,
         )
 
-    per_item = _item_terms(score, [naive, *candidates], point_weights)
-    best, ratios = _one_standard_error_choice(per_item, include_naive)
+    per_item = item_terms(score, [naive, *candidates], point_weights)
+    best, ratios = one_standard_error_choice(per_item, include_naive)
     table = {c.label: round(r, 4) for c, r in sorted(ratios.items(), key=lambda kv: kv[1])}
     params: dict[str, Any] = {"ridge": options.ridge, "cv_variance_ratio": table}
     if best is None or best.features == "none":
@@ -363,83 +356,6 @@ def _cross_fitted_fit(
         df=np.where(own, fourth_moment_df(chosen.resid, weights, df, design=design), df),
         floored=lift > 0.0,
     )
-
-
-def _item_terms(
-    score: Callable[[Candidate], CrossValidated],
-    candidates: Sequence[Candidate],
-    point_weights: FloatArray | None,
-) -> dict[Candidate, FloatArray]:
-    """Each candidate's item-level out-of-fold variance terms summed over the grid points where
-    every candidate's are finite (weighted by ``point_weights``): shape (n,) per candidate, {}
-    when no grid point is usable.
-
-    A candidate's (n x G) terms are made one at a time and only these sums kept (the terms of
-    27 candidates at n = 10,000 and G = 20 are 43 MB). A candidate whose finite grid points
-    differ from the common ones (rare: a coefficient undefined at a grid point) is scored again
-    with its memoised coefficients.
-    """
-    finite: dict[Candidate, BoolArray] = {}
-    sums: dict[Candidate, FloatArray] = {}
-    point: FloatArray | None = None
-    for cand in candidates:
-        terms = score(cand).terms
-        if point is None:
-            point = np.ones(terms.shape[1]) if point_weights is None else point_weights
-            point = np.where(np.isfinite(point), point, 1.0)
-        # a grid point's terms are all finite where their sum is (they are bounded)
-        finite[cand] = mask = np.isfinite(terms.sum(axis=0))
-        sums[cand] = terms @ point if mask.all() else terms[:, mask] @ point[mask]
-    usable = np.all(list(finite.values()), axis=0)
-    if point is None or not usable.any():
-        return {}
-    for cand, mask in finite.items():
-        if not np.array_equal(mask, usable):
-            sums[cand] = score(cand).terms[:, usable] @ point[usable]
-    return sums
-
-
-def _one_standard_error_choice(
-    per_item: dict[Candidate, FloatArray], include_naive: bool
-) -> tuple[Candidate | None, dict[Candidate, float]]:
-    """The simplest candidate whose cross-validated variance is within one paired standard error
-    of the smallest (the one-standard-error rule), and every candidate's ratio to naive.
-
-    ``per_item`` holds each candidate's item-level terms summed over the usable grid points
-    (:func:`_item_terms`), so the standard error of the difference between two candidates is
-    sqrt(n) times the standard deviation of the item-level differences.
-    Simplicity follows :attr:`Candidate.complexity`. When naive competes, it replaces the choice
-    unless that scores below :data:`NAIVE_MARGIN` times naive and below naive by
-    :data:`NAIVE_Z` paired standard errors.
-    """
-    if not per_item:
-        return None, {}
-    naive = next(c for c in per_item if c.features == "none")
-    total_naive = float(per_item[naive].sum())
-    if total_naive <= 0:
-        return None, {}
-    totals = {c: float(v.sum()) for c, v in per_item.items()}
-    ratios = {c: t / total_naive for c, t in totals.items()}
-    pool = [c for c in totals if c.features != "none"]
-    best = min(pool, key=totals.__getitem__)
-    n = per_item[best].size
-    # candidates that tie with the best up to rounding (for example every kappa when the
-    # coefficient is pooled) are eligible whatever the order in which their sums were added, so
-    # the simplest of them is chosen the same way on every source
-    tie = TIE_TOLERANCE * abs(totals[best])
-    eligible = []
-    for cand in pool:
-        diff = per_item[cand] - per_item[best]
-        se = float(np.sqrt(n) * diff.std(ddof=1)) if n > 1 else 0.0
-        if totals[cand] <= totals[best] + se + tie:
-            eligible.append(cand)
-    chosen = min(eligible, key=lambda c: (c.complexity, totals[c]))
-    if include_naive:
-        diff = per_item[chosen] - per_item[naive]
-        se = float(np.sqrt(n) * diff.std(ddof=1)) if n > 1 else np.inf
-        if ratios[chosen] >= NAIVE_MARGIN or totals[chosen] > totals[naive] - NAIVE_Z * se:
-            return naive, ratios
-    return chosen, ratios
 
 
 def _first(

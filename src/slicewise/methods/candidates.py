@@ -24,13 +24,10 @@ from ..estimators.learned import (
     CrossFit,
 )
 from ..moments.kernel_ops import as_dense_if_small, safe_divide, take_rows
-from ..moments.pool import prepend_column
-from ..moments.sums import LabeledMoments, LabeledRowSums, PoolMoments
-from .base import (
-    LabeledSet,
-    LearnedSums,
-    PoolContext,
-)
+from ..moments.pool import LearnedSums, prepend_column
+from ..moments.row_sums import LabeledRowSums
+from ..moments.sums import LabeledMoments, PoolMoments
+from .base import LabeledSet, PoolContext
 from .options import MethodOptions
 
 #: Shrinkage strengths kappa tried when none is given (0 = LACE, inf = one pooled coefficient).
@@ -172,7 +169,7 @@ class CoefficientCache:
     Labeled kernel rows are taken (and densified when small) once per scale. Given the folds of
     the cross-validation (``fold``, one per labeled item), the labeled sums of a training set
     made of whole folds (and of all of L) are those of its folds added up
-    (:class:`~slicewise.moments.sums.LabeledRowSums`), each fold's made once per scale: one
+    (:class:`~slicewise.moments.row_sums.LabeledRowSums`), each fold's made once per scale: one
     pass over L's rows per scale instead of one per training set (equal up to the order of the
     additions).
     """

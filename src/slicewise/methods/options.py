@@ -28,7 +28,7 @@ import numpy as np
 
 from .._typing import FloatArray
 from .._validation import check_rng
-from ..estimators.learned import LEARNERS, Learner
+from ..estimators.learner_design import LEARNERS, Learner
 from ..exceptions import InvalidParameterError
 from ..smoothing.area import MODELS
 

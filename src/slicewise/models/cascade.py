@@ -18,13 +18,14 @@ import pandas as pd
 
 from .._typing import FloatArray, IntArray, Kind, Target
 from .._validation import check_common
+from ..data.column_stats import standardize
 from ..data.files import read_table
 from ..data.table import make_table
 from ..estimators.cascade import CascadeMoments, cascade_estimate, rater_r2
 from ..estimators.centered import CoefficientFit
 from ..exceptions import SparseNeighbourhoodWarning
 from ..inference.cascade_variance import break_even, cascade_variance
-from ..methods.base import LabeledSet, MethodFit, standardize
+from ..methods.base import LabeledSet, MethodFit
 from ..methods.options import DEFAULTS, MethodOptions
 from ..methods.run import build_context, fit_with_warnings, pool_notes, wrap_result
 from ..results import ProfileResult

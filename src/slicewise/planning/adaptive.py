@@ -112,7 +112,7 @@ COMPLETE_SHARE = 0.5
 def _residual_scale(pilot: Any, c: float) -> FloatArray:
     """sqrt(f (1 - f)) of a logistic model f of Y on (Z, S) fitted on the labels, every item
     (for a continuous profile with kernel-weight x signal terms: module notes)."""
-    from ..estimators.learned import learner_design
+    from ..estimators.learner_design import learner_design
     from ..estimators.predictors import fit_logistic
 
     items, ctx = pilot.items, pilot.ctx

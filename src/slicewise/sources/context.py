@@ -18,13 +18,12 @@ from typing import Any
 import numpy as np
 
 from .._typing import FloatArray, Kind, ObjectArray
-from ..estimators.learned import (
+from ..estimators.learned import CrossFit, Predictor
+from ..estimators.learner_design import (
     MAX_INTERACTION_LEVELS,
-    CrossFit,
     DesignBasis,
     Learner,
     LearnerDesign,
-    Predictor,
 )
 from ..locality.weights import (
     DEFAULT_GRID_SIZE,
@@ -34,9 +33,9 @@ from ..locality.weights import (
     _grid_values,
     _lookup_levels,
 )
-from ..methods.base import LearnedSums, PoolContext, standardised_sums
+from ..methods.base import PoolContext
 from ..methods.candidates import NUISANCE_GRID
-from ..moments.pool import ScaleSums, moments_from_sums
+from ..moments.pool import LearnedSums, ScaleSums, moments_from_sums, standardised_sums
 from ..moments.sums import PoolMoments
 from .kernel_passes import (
     ColumnSumsPass,
@@ -249,7 +248,7 @@ class StreamedContext(PoolContext):
         return self.run, self.reader
 
     def design_basis(self, learner: Learner) -> DesignBasis:
-        """The pool's :class:`~slicewise.estimators.learned.DesignBasis`: the levels of a
+        """The pool's :class:`~slicewise.estimators.learner_design.DesignBasis`: the levels of a
         discrete profile, or the pool standardisation of Z and of its square (two passes over
         the profile columns)."""
 
@@ -363,7 +362,7 @@ def _prediction_key(model: Any) -> tuple[Any, ...] | None:
 
 
 def counted_basis(values: FloatArray, counts: FloatArray) -> DesignBasis:
-    """:func:`~slicewise.estimators.learned.design_basis` of a discrete profile from the count
+    """:func:`~slicewise.estimators.learner_design.design_basis` of a discrete profile from the count
     of pool items at each value: the mean and sd (ddof 0) of Z and of its standardised square
     over the items, as count-weighted sums over the levels (no pass over the pool)."""
     n = float(counts.sum())

@@ -166,7 +166,7 @@ class LearnedColumns:
     ``signals``, x (without: the caller has the signals' sums at every scale already).
 
     The learner's design rows are built :data:`DESIGN_ROWS` at a time with the pool's
-    :class:`~slicewise.estimators.learned.DesignBasis`, as the in-memory pool builds them.
+    :class:`~slicewise.estimators.learner_design.DesignBasis`, as the in-memory pool builds them.
     """
 
     models: tuple[Any, ...]
@@ -176,7 +176,7 @@ class LearnedColumns:
     signals: bool = True
 
     def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
-        from ..estimators.learned import learner_design
+        from ..estimators.learner_design import learner_design
         from ..estimators.predictors import predict_all
 
         folds, k = len(self.models), x.shape[1]
@@ -335,7 +335,7 @@ def level_logits(
     b(c)' x), what :func:`~slicewise.estimators.predictors.predict_all` gives up to the order of
     summation of the linear predictor.
     """
-    from ..estimators.learned import learner_design
+    from ..estimators.learner_design import learner_design
     from ..estimators.predictors import LogisticModel
 
     if not all(isinstance(m, LogisticModel) and m.constant is None for m in models):

@@ -15,14 +15,9 @@ import pandas as pd
 
 from .._typing import KINDS, FloatArray, Kind, ObjectArray
 from .._validation import check_choice, format_examples, signal_index
-from ..data.table import (
-    ORDINAL_MAX_LEVELS,
-    ItemTable,
-    check_roles,
-    constant_as_zero,
-    lexsort_by_ties,
-    role_columns,
-)
+from ..data.column_stats import constant_as_zero
+from ..data.ordering import lexsort_by_ties
+from ..data.table import ORDINAL_MAX_LEVELS, ItemTable, check_roles, role_columns
 from ..exceptions import ConstantSignalWarning, FullyLabeledWarning
 from ..io.join import _gold_labels
 from .context import StreamedContext, needed_scales, streamed_locality
@@ -195,7 +190,7 @@ class PoolScan:
         else:
             lab_z = rows[self.z].to_numpy(dtype=np.float64)
         lab_s = rows[self.signals].to_numpy(dtype=np.float64).reshape(len(rows), -1)
-        # the canonical order of the in-memory table (data.table.canonical_order without ids),
+        # the canonical order of the in-memory table (data.ordering.canonical_order without ids),
         # so that folds drawn on the labeled set do not depend on the order of the scan
         order = lexsort_by_ties([*lab_z.T, *lab_s.T, y])
         return lab_z[order], lab_s[order], y[order]
