@@ -175,8 +175,11 @@ def predict_factored(
     with t the Z-terms: one product of S with the models' stacked (a, b_j) columns, then
     elementwise steps; by level, each level's rows take one product with a + b_level. Equal to
     :func:`~slicewise.estimators.predictors.predict_all` on the design rows up to the order of
-    the additions (a few ulps): at M = 1e6 and six signals 0.067 s of processor time against
-    0.10 s with the design rows made (five fold models, blocks of 16,384 rows).
+    the additions (a few ulps). Processor time over 1e6 items in blocks of 16,384, five fold
+    models, six signals: 0.060 s against 0.075 s with the design rows made (continuous Z);
+    0.13-0.16 s against 1.1-1.3 s for 20 levels, whose design has 146 columns. The whole of
+    ``sw.profile(method='auto')`` on a 20-level categorical profile at 1e6 went from 2.48 s to
+    1.38 s, equal to 2e-16.
     """
     if learner != "logistic" or not models:
         return None
