@@ -165,8 +165,11 @@ class LearnedColumns:
     """Per item: every fold model's prediction P^(k), the fold average a, a^2, a x and, with
     ``signals``, x (without: the caller has the signals' sums at every scale already).
 
-    The learner's design rows are built :data:`DESIGN_ROWS` at a time with the pool's
-    :class:`~slicewise.estimators.learner_design.DesignBasis`, as the in-memory pool builds them.
+    The fold models predict :data:`DESIGN_ROWS` rows at a time with the pool's
+    :class:`~slicewise.estimators.learner_design.DesignBasis`, as the in-memory pool does: from
+    the factored linear predictor
+    (:func:`~slicewise.estimators.learner_design.predict_factored`) for logistic models, from
+    the learner's design rows otherwise.
     """
 
     models: tuple[Any, ...]
@@ -176,7 +179,7 @@ class LearnedColumns:
     signals: bool = True
 
     def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
-        from ..estimators.learner_design import learner_design
+        from ..estimators.learner_design import learner_design, predict_factored
         from ..estimators.predictors import predict_all
 
         folds, k = len(self.models), x.shape[1]
@@ -184,8 +187,10 @@ class LearnedColumns:
         for start in range(0, z.shape[0], DESIGN_ROWS):
             stop = min(start + DESIGN_ROWS, z.shape[0])
             xs = x[start:stop]
-            design = learner_design(z[start:stop], self.kind, xs, self.learner, self.basis)  # type: ignore[arg-type]
-            predictions = predict_all(self.models, design)
+            predictions = predict_factored(self.models, z[start:stop], xs, self.learner, self.basis)  # type: ignore[arg-type]
+            if predictions is None:
+                design = learner_design(z[start:stop], self.kind, xs, self.learner, self.basis)  # type: ignore[arg-type]
+                predictions = predict_all(self.models, design)
             average = predictions.mean(axis=0)
             out[start:stop, :folds] = predictions.T
             out[start:stop, folds] = average
