@@ -10,7 +10,11 @@ the plan's recommended share (``PlanResult.item_rate``, Poisson sampling), each 
 probability is ``n0 / M + (1 - n0 / M) * rate``, and ``sw.profile(..., inclusion='pi')`` with the
 same method gives the realized half-width per grid point. Reported per scenario: the median over
 draws and grid points of realized / predicted, the share of (draw, grid point) pairs within
-+-20%, the labels the plan asked for, and the coverage of the final intervals.
++-20%, the labels the plan asked for, and the coverage of the final intervals; and the part of
+the prediction that is the degrees of freedom: the median of the realized interval's df over the
+planned ones (``planned_df``: the current df per effective label, times n_eff + n_more), the same
+for the previous rule (the current deficit n_eff - df kept in absolute terms), and the median of
+the realized t quantile over the planned one (both rules).
 
 Scenarios: ``four-domains`` (the categorical pool of tests/planning/test_plan.py, the judge's
 quality falling from domain a to d), the paper's ``setting-b`` (ordinal, 10 groups) and the
@@ -29,7 +33,9 @@ import numpy as np
 import pandas as pd
 
 import slicewise as sw
+from slicewise.planning.plan import planned_df
 from slicewise.reports.markdown import markdown_table
+from slicewise.results import critical_value
 from slicewise.studies.paper_designs import setting_b, specialist
 
 
@@ -89,6 +95,11 @@ def one_draw(scenario: Scenario, seed: int, method: str = "auto") -> pd.DataFram
     after = full.assign(y=full["y"].where(chosen), pi=pi)
     res = sw.profile(after, inclusion="pi", **common)
     ci = res.ci()
+    n_eff, n_new = planned.n_labeled, planned.n_labeled + planned.n_more
+    df_now = np.asarray(planned.df if planned.df is not None else n_eff - 1.0)
+    df_plan = planned_df(df_now, n_eff, n_new)
+    df_old = np.maximum(n_new - np.maximum(n_eff - df_now, 1.0), 1.0)
+    df_real = np.full(len(res.estimate), np.inf) if res.df is None else np.asarray(res.df)
     truth = sw.profile(
         full, **{**common, "method": "naive"}
     ).estimate  # every label: the pool target
@@ -102,6 +113,10 @@ def one_draw(scenario: Scenario, seed: int, method: str = "auto") -> pd.DataFram
             "n_more": planned.n_more,
             "labels": int(chosen.sum()),
             "covered": (np.asarray(ci.low) <= truth) & (truth <= np.asarray(ci.high)),
+            "df_ratio": df_real / df_plan,
+            "df_ratio_old": df_real / df_old,
+            "q_ratio": critical_value(0.95, df_real) / critical_value(0.95, df_plan),
+            "q_ratio_old": critical_value(0.95, df_real) / critical_value(0.95, df_old),
         }
     )
 
@@ -140,6 +155,12 @@ def main(argv: list[str] | None = None) -> None:
                 "within +-20%": round(float((ratio.sub(1).abs() < 0.2).mean()), 3),
                 "range": f"{ratio.min():.2f}-{ratio.max():.2f}",
                 "coverage": round(float(frame["covered"].mean()), 3),
+                "df realized / planned (previous rule)": "{:.2f} ({:.2f})".format(
+                    frame["df_ratio"].median(), frame["df_ratio_old"].median()
+                ),
+                "t quantile realized / planned (previous rule)": "{:.3f} ({:.3f})".format(
+                    frame["q_ratio"].median(), frame["q_ratio_old"].median()
+                ),
             }
         )
     print(markdown_table(pd.DataFrame(rows)))

@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
-from slicewise.planning.plan import labels_needed
+from slicewise.inference.cv_variance import fourth_moment_df
+from slicewise.planning.plan import labels_needed, planned_df
 
 DOMAINS = np.array(["a", "b", "c", "d"])
 THETA = np.array([0.2, 0.5, 0.6, 0.85])
@@ -116,6 +117,34 @@ def test_labels_needed_is_monotone_in_the_target() -> None:
     narrow, _ = labels_needed(sigma2, zeros, zeros, pool, target=0.05, level=0.95)
     assert np.all(narrow > wide)
     assert narrow[0] < narrow[1]  # the finite-population correction of the small slice
+
+
+def _fourth_moment_df(resid: np.ndarray) -> float:
+    n = resid.size
+    weights = np.full((n, 1), 1.0 / n)
+    return float(fourth_moment_df(resid[:, None], weights, np.array([n - 1.0]))[0])
+
+
+@pytest.mark.parametrize("rate", [0.1, 0.5])
+def test_planned_df_follows_the_residuals_kurtosis(rate: float) -> None:
+    """The df planned for 480 labels from a pilot of 60 against Satterthwaite's for the known
+    residual distribution: Y ~ Bernoulli(p) around its mean, kurtosis kappa = (1 - 3 p q) / (p q),
+    df about 2 (n - 1) / (kappa - 1) (p = 0.1: 135 of 479; at p = 0.5, kappa = 1 and the fourth
+    moment never lowers the normal-theory n - 1)."""
+    rng = np.random.default_rng(14)
+    n0, n1 = 60, 480
+    pq = rate * (1.0 - rate)
+    kappa = (1.0 - 3.0 * pq) / pq
+    truth = (n1 - 1.0) * min(2.0 / (kappa - 1.0), 1.0) if kappa > 1.0 else n1 - 1.0
+    planned = []
+    for _ in range(200):
+        resid = (rng.random(n1) < rate) - rate
+        df0 = np.array([_fourth_moment_df(resid[:n0])])
+        planned.append(float(planned_df(df0, np.array([float(n0)]), np.array([float(n1)]))[0]))
+    assert abs(np.median(planned) / truth - 1.0) < 0.1, (np.median(planned), truth)
+    # the realized df at 480 labels agree with the same truth (the function is Satterthwaite's)
+    realized = _fourth_moment_df((rng.random(n1) < rate) - rate)
+    assert abs(realized / truth - 1.0) < 0.25, (realized, truth)
 
 
 @pytest.mark.parametrize(

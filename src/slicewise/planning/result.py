@@ -48,6 +48,9 @@ class PlanResult:
     item_rate : ndarray of shape (M,)
         The recommended labeling share of every unlabeled item, in the rows of the input table
         (0 on labeled rows).
+    df : ndarray of shape (G,), optional
+        Degrees of freedom of the current interval (None before any label); after Delta more
+        effective labels the plan expects :func:`~slicewise.planning.plan.planned_df`.
     notes : tuple of str
     """
 
@@ -66,6 +69,7 @@ class PlanResult:
     item_rate: FloatArray = field(repr=False)
     n_more_optimistic: IntArray | None = None
     z_names: tuple[str, ...] = ("z",)
+    df: FloatArray | None = None
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
