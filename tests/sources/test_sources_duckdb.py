@@ -447,6 +447,28 @@ def test_missing_signal_values(data: PoolData, tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.parametrize("z", ["z", "segment"])
+def test_missing_and_infinite_signal_values(data: PoolData, tmp_path: Path, z: str) -> None:
+    """Missing values are counted per column, infinite ones by the second query that a
+    non-finite sum asks for: both are in the count the error gives, for a continuous profile
+    (one aggregate) and a categorical one (grouped by the text column)."""
+    pool = data.pool.copy()
+    pool.loc[[3, 5], "judge"] = np.nan  # written as nulls
+    pool.loc[[8], "judge"] = np.inf
+    pool.loc[[9], "judge"] = -np.inf
+    pool.to_parquet(tmp_path / "pool.parquet", index=False)
+    with pytest.raises(ValueError, match="Signal column 'judge' has 4 missing or non-finite"):
+        sw.profile(
+            str(tmp_path),
+            gold=data.gold,
+            on="id",
+            z=z,
+            signals=SIGNALS,
+            label="human",
+            method="lace",
+        )
+
+
 def test_missing_profile_values(data: PoolData, tmp_path: Path) -> None:
     pool = data.pool.copy()
     pool.loc[[3], "segment"] = None
