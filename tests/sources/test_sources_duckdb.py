@@ -529,6 +529,29 @@ def test_exact_percentiles(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     np.testing.assert_array_equal(got, np.percentile(x, q))
 
 
+def test_percentiles_share_a_histogram_per_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first pass counts the column once for all four ranks of the 5th and 95th percentiles
+    (they share the whole range), and no pass counts one interval twice."""
+    monkeypatch.setattr(percentiles, "BINS", 16)
+    monkeypatch.setattr(percentiles, "COLLECT", 50)
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=20_000)
+    run = _runner(x)
+    intervals: list[list[tuple[float, float]]] = []
+
+    def counted(pass_: Any) -> Any:
+        if isinstance(pass_, percentiles.HistogramPass):
+            intervals.append([(float(e[0]), float(e[-1])) for e in pass_.edges])
+        return run(pass_)
+
+    got = percentiles.exact_percentiles(
+        counted, "x", [5, 95], n=x.size, lo=float(x.min()), hi=float(x.max())
+    )
+    np.testing.assert_array_equal(got, np.percentile(x, [5, 95]))
+    assert intervals[0] == [(float(x.min()), float(np.nextafter(x.max(), np.inf)))]
+    assert all(len(set(found)) == len(found) for found in intervals)
+
+
 @pytest.mark.parametrize("method", ["lace", "auto"])
 def test_categorical_sums_come_from_the_statistics_scan(
     data: PoolData, files: dict[str, Path], method: str, monkeypatch: pytest.MonkeyPatch
