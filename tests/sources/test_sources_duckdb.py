@@ -774,3 +774,35 @@ def test_models_sql_cannot_write_are_left_to_record_batches() -> None:
     basis = DesignBasis(levels=codes)
     boosting = kernel_passes.LearnedColumns((fine, fine), "categorical", "boosting", basis)
     assert boosting.linear_predictors(codes, x, "u") is None
+
+
+def test_continuous_sums_equal_the_dense_kernel_sums() -> None:
+    """The kernel sums of an unsorted batch taken in blocks of sorted rows (negligible grid
+    points left out, the doubled bandwidth by square roots) are those of the dense kernel at
+    each scale, summed apart, to rounding; items far outside the grid included."""
+    from slicewise.locality.weights import Locality
+    from slicewise.moments.kernel_ops import (
+        column_sums,
+        square_column_sums,
+        weighted_products,
+        weighted_sums,
+    )
+
+    rng = np.random.default_rng(11)
+    m = 50_000  # several blocks of sorted rows
+    z = np.concatenate([rng.normal(size=m - 2), [40.0, -25.0]]).reshape(-1, 1)
+    x = rng.normal(size=(m, 3)) + z * [0.5, 0.0, -1.0]
+    locality = Locality(
+        kind="continuous",
+        grid=np.linspace(-1.6, 1.6, 20).reshape(-1, 1),
+        bandwidth=np.array([0.08]),
+        labels=np.arange(20).astype(object),
+    )
+    scales = [1.0, 2.0, 4.0]
+    got = kernel_passes.continuous_sums(locality, z, x, scales)
+    for scale, sums in zip(scales, got, strict=True):
+        kernel = kernel_passes.kernel_at(locality, z, scale)
+        np.testing.assert_allclose(sums.mass, column_sums(kernel), rtol=1e-12)
+        np.testing.assert_allclose(sums.sq_mass, square_column_sums(kernel), rtol=1e-12)
+        np.testing.assert_allclose(sums.first, weighted_sums(kernel, x), rtol=1e-11, atol=1e-9)
+        np.testing.assert_allclose(sums.second, weighted_products(kernel, x), rtol=1e-11, atol=1e-9)
