@@ -447,6 +447,28 @@ def test_missing_signal_values(data: PoolData, tmp_path: Path) -> None:
         )
 
 
+@pytest.mark.parametrize("z", ["z", "segment"])
+def test_missing_and_infinite_signal_values(data: PoolData, tmp_path: Path, z: str) -> None:
+    """Missing values are counted per column, infinite ones by the second query that a
+    non-finite sum asks for: both are in the count the error gives, for a continuous profile
+    (one aggregate) and a categorical one (grouped by the text column)."""
+    pool = data.pool.copy()
+    pool.loc[[3, 5], "judge"] = np.nan  # written as nulls
+    pool.loc[[8], "judge"] = np.inf
+    pool.loc[[9], "judge"] = -np.inf
+    pool.to_parquet(tmp_path / "pool.parquet", index=False)
+    with pytest.raises(ValueError, match="Signal column 'judge' has 4 missing or non-finite"):
+        sw.profile(
+            str(tmp_path),
+            gold=data.gold,
+            on="id",
+            z=z,
+            signals=SIGNALS,
+            label="human",
+            method="lace",
+        )
+
+
 def test_missing_profile_values(data: PoolData, tmp_path: Path) -> None:
     pool = data.pool.copy()
     pool.loc[[3], "segment"] = None
@@ -505,6 +527,29 @@ def test_exact_percentiles(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
         _runner(x), "x", q, n=x.size, lo=float(x.min()), hi=float(x.max())
     )
     np.testing.assert_array_equal(got, np.percentile(x, q))
+
+
+def test_percentiles_share_a_histogram_per_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first pass counts the column once for all four ranks of the 5th and 95th percentiles
+    (they share the whole range), and no pass counts one interval twice."""
+    monkeypatch.setattr(percentiles, "BINS", 16)
+    monkeypatch.setattr(percentiles, "COLLECT", 50)
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=20_000)
+    run = _runner(x)
+    intervals: list[list[tuple[float, float]]] = []
+
+    def counted(pass_: Any) -> Any:
+        if isinstance(pass_, percentiles.HistogramPass):
+            intervals.append([(float(e[0]), float(e[-1])) for e in pass_.edges])
+        return run(pass_)
+
+    got = percentiles.exact_percentiles(
+        counted, "x", [5, 95], n=x.size, lo=float(x.min()), hi=float(x.max())
+    )
+    np.testing.assert_array_equal(got, np.percentile(x, [5, 95]))
+    assert intervals[0] == [(float(x.min()), float(np.nextafter(x.max(), np.inf)))]
+    assert all(len(set(found)) == len(found) for found in intervals)
 
 
 @pytest.mark.parametrize("method", ["lace", "auto"])
@@ -729,3 +774,35 @@ def test_models_sql_cannot_write_are_left_to_record_batches() -> None:
     basis = DesignBasis(levels=codes)
     boosting = kernel_passes.LearnedColumns((fine, fine), "categorical", "boosting", basis)
     assert boosting.linear_predictors(codes, x, "u") is None
+
+
+def test_continuous_sums_equal_the_dense_kernel_sums() -> None:
+    """The kernel sums of an unsorted batch taken in blocks of sorted rows (negligible grid
+    points left out, the doubled bandwidth by square roots) are those of the dense kernel at
+    each scale, summed apart, to rounding; items far outside the grid included."""
+    from slicewise.locality.weights import Locality
+    from slicewise.moments.kernel_ops import (
+        column_sums,
+        square_column_sums,
+        weighted_products,
+        weighted_sums,
+    )
+
+    rng = np.random.default_rng(11)
+    m = 50_000  # several blocks of sorted rows
+    z = np.concatenate([rng.normal(size=m - 2), [40.0, -25.0]]).reshape(-1, 1)
+    x = rng.normal(size=(m, 3)) + z * [0.5, 0.0, -1.0]
+    locality = Locality(
+        kind="continuous",
+        grid=np.linspace(-1.6, 1.6, 20).reshape(-1, 1),
+        bandwidth=np.array([0.08]),
+        labels=np.arange(20).astype(object),
+    )
+    scales = [1.0, 2.0, 4.0]
+    got = kernel_passes.continuous_sums(locality, z, x, scales)
+    for scale, sums in zip(scales, got, strict=True):
+        kernel = kernel_passes.kernel_at(locality, z, scale)
+        np.testing.assert_allclose(sums.mass, column_sums(kernel), rtol=1e-12)
+        np.testing.assert_allclose(sums.sq_mass, square_column_sums(kernel), rtol=1e-12)
+        np.testing.assert_allclose(sums.first, weighted_sums(kernel, x), rtol=1e-11, atol=1e-9)
+        np.testing.assert_allclose(sums.second, weighted_products(kernel, x), rtol=1e-11, atol=1e-9)

@@ -303,28 +303,18 @@ def sql_stats(
         for _, sums in level_sums.rows:
             squares += sums[diagonal]
     else:
-        terms = ["count(*)"]
-        terms += [f"count(*) - count({_quote(c)})" for c in pass_.z]
-        terms += [f"count(*) FILTER (WHERE NOT coalesce(isfinite({v}), FALSE))" for v in values]
-        terms += [f"avg({v})" for v in values]
-        zq = values[: len(numeric)]
-        terms += [f"min({v}), max({v}), coalesce(bool_and({v} = round({v})), TRUE)" for v in zq]
-        row = list(relation.query("pool", f"SELECT {', '.join(terms)} FROM pool").fetchall()[0])
-        rows = int(row.pop(0))
-        z_missing = tuple(int(row.pop(0)) for _ in pass_.z)
-        bad = [int(row.pop(0)) for _ in values]
-        means = np.asarray([row.pop(0) for _ in values], dtype=np.float64)
-        for _ in numeric:
-            z_min.append(float(row.pop(0)))
-            z_max.append(float(row.pop(0)))
-            z_integer.append(bool(row.pop(0)))
+        rows, z_missing, bad, means, z_min, z_max, z_integer = _pool_stats(
+            relation, pass_, values, len(numeric)
+        )
         squares = np.zeros(len(values))
-        if values and rows:
+        if values and rows and not any(bad):  # with a bad value the profile stops
             deviations = [
-                f"sum(({v} - {_number(m)}) ** 2)" for v, m in zip(values, means, strict=True)
+                f"{v} - {_number(m)} AS d{j}"
+                for j, (v, m) in enumerate(zip(values, means, strict=True))
             ]
-            found = relation.query("pool", f"SELECT {', '.join(deviations)} FROM pool").fetchall()
-            squares = np.asarray(found[0], dtype=np.float64)
+            squared = ", ".join(f"sum(d{j} * d{j})" for j in range(len(values)))
+            sql = f"SELECT {squared} FROM (SELECT {', '.join(deviations)} FROM pool)"
+            squares = np.asarray(relation.query("pool", sql).fetchall()[0], dtype=np.float64)
     q = len(numeric)
     levels: list[set[Any] | None] = []
     for name, flag in zip(pass_.z, pass_.numeric_z, strict=True):
@@ -355,6 +345,41 @@ def sql_stats(
     return stats, level_sums
 
 
+def _pool_stats(
+    relation: Any, pass_: StatsPass, values: Sequence[str], q: int
+) -> tuple[int, tuple[int, ...], list[int], FloatArray, list[float], list[float], list[bool]]:
+    """Row count, missing profile values, missing or non-finite values of the numeric columns
+    ``values`` (the first ``q`` are the numeric profile columns), their means, and the profile
+    columns' minimum, maximum and integrality, from one aggregate over the pool.
+
+    The missing values are counted per column (``count``), the non-finite ones only when a mean
+    is not finite (a second query, on data the profile refuses), as :func:`_grouped_stats` does.
+    """
+    terms = ["count(*)"]
+    terms += [f"count(*) - count({_quote(c)})" for c in pass_.z]
+    terms += [f"count(*) - count({v})" for v in values]
+    terms += [f"avg({v})" for v in values]
+    zq = values[:q]
+    terms += [f"min({v}), max({v}), coalesce(bool_and({v} = round({v})), TRUE)" for v in zq]
+    row = list(relation.query("pool", f"SELECT {', '.join(terms)} FROM pool").fetchall()[0])
+    rows = int(row.pop(0))
+    z_missing = tuple(int(row.pop(0)) for _ in pass_.z)
+    bad = [int(row.pop(0)) for _ in values]
+    means = np.asarray([row.pop(0) for _ in values], dtype=np.float64)
+    z_min, z_max, z_integer = [], [], []
+    for _ in zq:
+        z_min.append(float(row.pop(0)))
+        z_max.append(float(row.pop(0)))
+        z_integer.append(bool(row.pop(0)))
+    if rows and not np.all(np.isfinite(means[np.asarray(bad) < rows])):
+        counted = ", ".join(
+            f"count(*) FILTER (WHERE NOT coalesce(isfinite({v}), FALSE))" for v in values
+        )
+        found = relation.query("pool", f"SELECT {counted} FROM pool").fetchall()[0]
+        bad = [int(b) for b in found]
+    return rows, z_missing, bad, means, z_min, z_max, z_integer
+
+
 #: Rows at the head of the pool whose mean signals shift the sums of :func:`_grouped_stats`.
 SHIFT_ROWS = 1 << 16
 
@@ -371,37 +396,66 @@ def _grouped_stats(
     (m_j - c_j) sum d_l - (m_l - c_l) sum d_j + n (m_j - c_j)(m_l - c_l). With c near m the
     terms cancel no more than in the two-pass sums of squared deviations (the shifted-data
     algorithm), so one scan gives what the means and a second scan gave.
+
+    The missing signal values are counted per signal (``count``), the non-finite ones only when
+    a sum of squares is not finite (a second query, on data the profile refuses), and each
+    deviation is made once per row: at 1e7 rows the query took 1.65-1.73 processor seconds
+    when it tested every value for finiteness (``FILTER (WHERE NOT isfinite(...))``) and wrote
+    each deviation once per use, 1.14 this way, and the floor's aggregate of the same sums
+    0.9-1.1.
     """
     head = ", ".join(f"coalesce(avg({v}) FILTER (WHERE isfinite({v})), 0)" for v in values)
     found = relation.query("pool", f"SELECT {head} FROM (SELECT * FROM pool LIMIT {SHIFT_ROWS})")
     shift = np.asarray(found.fetchall()[0], dtype=np.float64)
     z = _quote(pass_.z[0])
     p = len(values)
-    d = [f"({v} - {_number(float(c))})" for v, c in zip(values, shift, strict=True)]
+    shifted = [
+        f"{v} - {_number(float(c))} AS d{j}"
+        for j, (v, c) in enumerate(zip(values, shift, strict=True))
+    ]
+    d = [f"d{j}" for j in range(p)]
     upper_rows, upper_cols = np.triu_indices(p)
-    terms = ["count(*)"]
-    terms += [f"count(*) FILTER (WHERE NOT coalesce(isfinite({v}), FALSE))" for v in values]
-    terms += [f"sum({x})" for x in d]
-    terms += [f"sum({d[a]} * {d[b]})" for a, b in zip(upper_rows, upper_cols, strict=True)]
-    result = relation.query("pool", f"SELECT {z}, {', '.join(terms)} FROM pool GROUP BY {z}")
-    groups = [(row[0], np.asarray(row[1:], dtype=np.float64)) for row in result.fetchall()]
-    count = np.array([row[0] for _, row in groups])
-    rows = int(count.sum())
-    missing = int(sum(row[0] for level, row in groups if level is None))
-    bad = [int(b) for b in np.sum([row[1 : 1 + p] for _, row in groups], axis=0)]
-    first = np.sum([row[1 + p : 1 + 2 * p] for _, row in groups], axis=0)
-    means = shift + first / rows if rows else shift
-    delta = means - shift
-    centred = []
-    for level, row in groups:
-        n, s1, s2 = row[0], row[1 + p : 1 + 2 * p], row[1 + 2 * p :]
-        moved = (
-            s2
-            - delta[upper_rows] * s1[upper_cols]
-            - delta[upper_cols] * s1[upper_rows]
-            + n * delta[upper_rows] * delta[upper_cols]
+    sums = [f"sum({x})" for x in d]
+    sums += [f"sum({d[a]} * {d[b]})" for a, b in zip(upper_rows, upper_cols, strict=True)]
+    # count(d) counts the present values; a non-finite one makes its sum of squares non-finite
+    terms = ["count(*)", *(f"count({x})" for x in d), *sums]
+    rows_of = f"(SELECT {z} AS level, {', '.join(shifted)} FROM pool) AS shifted"
+    sql = f"SELECT level, {', '.join(terms)} FROM {rows_of} GROUP BY level"
+    groups = [
+        (row[0], np.asarray(row[1:], dtype=np.float64))
+        for row in relation.query("pool", sql).fetchall()
+    ]
+    diagonal = 1 + 2 * p + np.flatnonzero(upper_rows == upper_cols)
+    finite = all(np.isfinite(row[diagonal]).all() for _, row in groups)
+    for _, row in groups:  # the missing values, as the record-batch pass counts them
+        row[1 : 1 + p] = row[0] - row[1 : 1 + p]
+    if not finite:  # the non-finite values too, counted exactly (the profile stops anyway)
+        bad_values = ", ".join(
+            f"count(*) FILTER (WHERE NOT coalesce(isfinite({x}), FALSE))" for x in d
         )
-        centred.append((level, np.concatenate([[n], s1 - n * delta, moved])))
+        sql = f"SELECT level, {bad_values} FROM {rows_of} GROUP BY level"
+        counted = {row[0]: row[1:] for row in relation.query("pool", sql).fetchall()}
+        for level, row in groups:
+            row[1 : 1 + p] = counted[level]
+    # with a non-finite value the sums are not (the profile stops on the count of them)
+    with np.errstate(invalid="ignore", over="ignore"):
+        count = np.array([row[0] for _, row in groups])
+        rows = int(count.sum())
+        missing = int(sum(row[0] for level, row in groups if level is None))
+        bad = [int(b) for b in np.sum([row[1 : 1 + p] for _, row in groups], axis=0)]
+        first = np.sum([row[1 + p : 1 + 2 * p] for _, row in groups], axis=0)
+        means = shift + first / rows if rows else shift
+        delta = means - shift
+        centred = []
+        for level, row in groups:
+            n, s1, s2 = row[0], row[1 + p : 1 + 2 * p], row[1 + 2 * p :]
+            moved = (
+                s2
+                - delta[upper_rows] * s1[upper_cols]
+                - delta[upper_cols] * s1[upper_rows]
+                + n * delta[upper_rows] * delta[upper_cols]
+            )
+            centred.append((level, np.concatenate([[n], s1 - n * delta, moved])))
     level_sums = LevelSums(signals=tuple(pass_.signals), mean=means, rows=tuple(centred))
     return rows, (missing,), bad, means, level_sums
 

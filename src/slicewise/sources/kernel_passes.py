@@ -69,8 +69,13 @@ class MomentsPass:
     def partial(self, batch: Any) -> dict[float, ScaleSums]:
         z = self.profile_values(batch)
         x = self.features(batch)
-        out = {}
+        out: dict[float, ScaleSums] = {}
+        if self.locality.kind == "continuous":
+            finite = [scale for scale in self.scales if not math.isinf(scale)]
+            out.update(zip(finite, continuous_sums(self.locality, z, x, finite), strict=True))
         for scale in self.scales:
+            if scale in out:
+                continue
             if math.isinf(scale):
                 ones = np.ones((x.shape[0], 1))
                 sums = ScaleSums(
@@ -94,6 +99,56 @@ class MomentsPass:
 
     def merge(self, a: dict[float, ScaleSums], b: dict[float, ScaleSums]) -> dict[float, ScaleSums]:
         return {scale: a[scale] + b[scale] for scale in a}
+
+
+def sorted_by_profile(z: FloatArray, x: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """A batch's rows in increasing order of a one-column Z (as they are for several columns).
+
+    numpy's default sort and ``np.take`` along the rows: at 131,072 rows and 6 signals a
+    stable sort took 24 ms against 10, and fancy indexing of the rows 23 ms against 2.6.
+    """
+    if z.shape[1] != 1 or bool(np.all(z[1:, 0] >= z[:-1, 0])):
+        return z, x
+    order = np.argsort(z[:, 0])
+    return np.take(z, order, axis=0), np.take(x, order, axis=0)
+
+
+def continuous_sums(
+    locality: Locality,
+    z: FloatArray,
+    x: FloatArray,
+    scales: list[float],
+    *,
+    products: bool = True,
+    ordered: bool = False,
+) -> list[ScaleSums]:
+    """The Gaussian kernel sums of a batch at each (finite) scale x h, in one pass over its rows
+    (:func:`~slicewise.moments.pool.scales_sums_with`, as the in-memory pool sums them).
+
+    The rows are put in increasing order of Z first (unless ``ordered``): the kernels are then
+    :class:`~slicewise.locality.weights.BlockKernel` s on a sorted Z, whose blocks leave out the
+    grid points where every entry is negligible (below 1e-30 of the point's largest) and whose
+    doubled-bandwidth kernel is made from the first by square roots, and the columns [1, x, x x']
+    of a block are made once for every scale. Each kernel entry is the one the dense kernel of
+    :func:`kernel_at` holds; only the order of summation differs. Measured at 1e7 rows (20 grid
+    points, 6 signals): the dense kernel at each scale, each sum taken apart, was most of a
+    continuous profile's time.
+    """
+    from ..locality.weights import BlockKernel
+    from ..moments.pool import scales_sums_with
+
+    if not scales:
+        return []
+    if not ordered:
+        z, x = sorted_by_profile(z, x)
+    kernels: list[Any] = [
+        BlockKernel(
+            z, locality.grid, locality.bandwidth * scale if scale != 1.0 else locality.bandwidth
+        )
+        for scale in scales
+    ]
+    found = scales_sums_with(kernels, x, None, 0, shared=0, products=products)
+    return [sums for sums, _ in found]
 
 
 def _category_sums(locality: Locality, codes: Any, x: FloatArray) -> ScaleSums:
@@ -143,9 +198,19 @@ class ColumnSumsPass:
     def partial(self, batch: Any) -> dict[float, FloatArray]:
         z = self.reader.profile_values(batch)
         x = self.reader.features(batch)
+        locality = self.reader.locality
+        out: dict[float, FloatArray] = {}
+        if locality.kind == "continuous":
+            z, x = sorted_by_profile(z, x)
         values = self.compute(z, x)
-        out = {}
+        if locality.kind == "continuous":
+            finite = [scale for scale in self.scales if not math.isinf(scale)]
+            found = continuous_sums(locality, z, values, finite, products=False, ordered=True)
+            for scale, found_sums in zip(finite, found, strict=True):
+                out[scale] = np.hstack([found_sums.mass[:, None], found_sums.first])
         for scale in self.scales:
+            if scale in out:
+                continue
             if math.isinf(scale):
                 mass, sums = np.full((1, 1), float(z.shape[0])), values.sum(axis=0, keepdims=True)
             else:

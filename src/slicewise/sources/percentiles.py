@@ -79,7 +79,9 @@ def exact_percentiles(
     :data:`BINS` bins of the interval known to hold it, and the bin holding its rank becomes the
     next interval; once an interval holds at most :data:`COLLECT` values (or one value, however
     often repeated) a last pass collects them. Memory is O(BINS + COLLECT) whatever the pool size;
-    a smooth column needs two passes.
+    a smooth column needs two passes. Ranks whose intervals are the same share one histogram:
+    the first pass counts the column once, not once per rank (at 1e7 rows, the binary search
+    of the values among the edges was 0.9 processor seconds per histogram).
     """
     virtual = np.asarray(q, dtype=np.float64) / 100 * (n - 1)
     below = np.floor(virtual).astype(np.int64)
@@ -94,9 +96,14 @@ def exact_percentiles(
         ]
         if not pending:
             break
-        edges = tuple(np.linspace(state[r][0], state[r][1], BINS + 1) for r in pending)
+        # one histogram per interval: the ranks that share one (the first pass's, and a rank
+        # and the next one most of the time) share its counts
+        intervals = list(dict.fromkeys((state[r][0], state[r][1]) for r in pending))
+        edges = tuple(np.linspace(a, b, BINS + 1) for a, b in intervals)
         counts = run(HistogramPass(column, edges))
-        for r, e, c in zip(pending, edges, counts, strict=True):
+        for r in pending:
+            which = intervals.index((state[r][0], state[r][1]))
+            e, c = edges[which], counts[which]
             cumulative = state[r][2] + np.cumsum(c)
             i = int(np.searchsorted(cumulative, r, side="right"))
             state[r] = [float(e[i]), float(e[i + 1]), int(cumulative[i] - c[i]), int(c[i])]
