@@ -618,12 +618,12 @@ def test_grouped_statistics_of_a_far_from_zero_signal(
     """The grouped statistics shift the sums by the signals' mean over the first rows: with a
     signal 10^6 standard deviations from zero and the pool sorted by it (the head's mean about
     1.7 sd below the pool's), the profile is still the in-memory one to 1e-9."""
-    from slicewise.sources import duckdb as duckdb_source
+    from slicewise.sources import duckdb_sql
 
     merged = data.merged.assign(length=1e6 + data.merged["agree"].to_numpy())
     merged = merged.sort_values("length", ignore_index=True)
     head = len(merged) // 10
-    monkeypatch.setattr(duckdb_source, "SHIFT_ROWS", head)
+    monkeypatch.setattr(duckdb_sql, "SHIFT_ROWS", head)
     length = merged["length"]
     assert length.iloc[:head].mean() < length.mean() - 1.5 * length.std()
     merged.drop(columns="human").to_parquet(tmp_path / "pool.parquet", index=False)

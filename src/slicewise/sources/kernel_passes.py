@@ -275,7 +275,9 @@ class LearnedColumns:
             return None
         k = len(x)
         basis = self.basis
-        if basis.levels is None:  # design [x, zs, square, zs x] (learned.learner_design, q = 1)
+        if (
+            basis.levels is None
+        ):  # design [x, zs, square, zs x] (learner_design.learner_design, q = 1)
             zs = (codes - basis.z_mean[0]) / basis.z_scale[0]
             square = (zs**2 - basis.square_mean[0]) / basis.square_scale[0]
             u, v = f"{prefix}zs", f"{prefix}square"
