@@ -127,9 +127,8 @@ def continuous_sums(
 
     The rows are put in increasing order of Z first (unless ``ordered``): the kernels are then
     :class:`~slicewise.locality.weights.BlockKernel` s on a sorted Z, whose blocks leave out the
-    grid points where every entry is negligible (below 1e-30 of the point's largest) and whose
-    doubled-bandwidth kernel is made from the first by square roots, and the columns [1, x, x x']
-    of a block are made once for every scale. Each kernel entry is the one the dense kernel of
+    grid points where every entry is negligible (below 1e-30 of the point's largest), and the
+    columns [1, x, x x'] of a block are made once for every scale. Each kernel entry is the one the dense kernel of
     :func:`kernel_at` holds; only the order of summation differs. Measured at 1e7 rows (20 grid
     points, 6 signals): the dense kernel at each scale, each sum taken apart, was most of a
     continuous profile's time.
