@@ -431,22 +431,6 @@ def test_bad_input(
         sw.profile(files["hive"], **call)
 
 
-def test_missing_signal_values(data: PoolData, tmp_path: Path) -> None:
-    pool = data.pool.copy()
-    pool.loc[[3, 5], "judge"] = np.nan
-    pool.to_parquet(tmp_path / "pool.parquet", index=False)
-    with pytest.raises(ValueError, match="Signal column 'judge' has 2 missing or non-finite"):
-        sw.profile(
-            str(tmp_path),
-            gold=data.gold,
-            on="id",
-            z="z",
-            signals=SIGNALS,
-            label="human",
-            method="lace",
-        )
-
-
 @pytest.mark.parametrize("z", ["z", "segment"])
 def test_missing_and_infinite_signal_values(data: PoolData, tmp_path: Path, z: str) -> None:
     """Missing values are counted per column, infinite ones by the second query that a
