@@ -45,8 +45,8 @@ import numpy as np
 from .._typing import FloatArray, IntArray, PoolKernel
 from ..moments.kernel_ops import column_sums, take_rows, weighted_sums
 from ..moments.pool import block_sums
-from .learner_design import Learner, LearnerDesign, predict_factored
-from .predictors import LogisticModel, fit_logistic, predict_all
+from .learner_design import Learner, LearnerDesign
+from .predictors import LogisticModel, fit_logistic
 
 
 class Predictor(Protocol):
@@ -153,29 +153,13 @@ class CrossFit:
         """P^(k) of the items start .. stop - 1 for every fold model, shape (F, rows)."""
         if self.stored is not None:
             return self.stored[:, start:stop]
-        design = self.design
-        factored = predict_factored(
-            self.models,
-            design.z[start:stop],
-            design.features[start:stop],
-            design.learner,
-            design.basis,
-        )
-        return (
-            factored
-            if factored is not None
-            else predict_all(self.models, design.block(start, stop))
-        )
+        return self.design.predict(self.models, slice(start, stop))
 
     def predict_rows(self, index: IntArray) -> FloatArray:
         """P^(k) of the items ``index`` for every fold model, shape (F, index.size)."""
         if self.stored is not None:
             return np.asarray(self.stored[:, index], dtype=np.float64)
-        design = self.design
-        factored = predict_factored(
-            self.models, design.z[index], design.features[index], design.learner, design.basis
-        )
-        return factored if factored is not None else predict_all(self.models, design.rows(index))
+        return self.design.predict(self.models, index)
 
     def centering(
         self,

@@ -12,7 +12,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .._typing import FloatArray, IntArray, Kind
-from .predictors import LogisticModel
+from .predictors import LogisticModel, predict_all
 
 Learner = Literal["logistic", "boosting"]
 LEARNERS: tuple[Learner, ...] = ("logistic", "boosting")
@@ -157,6 +157,30 @@ class LearnerDesign:
         return learner_design(
             self.z[start:stop], self.kind, self.features[start:stop], self.learner, self.basis
         )
+
+    def predict(self, models: Sequence[Any], rows: IntArray | slice) -> FloatArray:
+        """Every model's prediction for the items ``rows`` (positions or a slice), shape
+        (len(models), items): :func:`predict_models` on their profile values and signals."""
+        return predict_models(
+            models, self.z[rows], self.features[rows], self.kind, self.learner, self.basis
+        )
+
+
+def predict_models(
+    models: Sequence[Any],
+    z: FloatArray,
+    features: FloatArray,
+    kind: Kind,
+    learner: Learner,
+    basis: DesignBasis,
+) -> FloatArray:
+    """Every model's prediction for the rows (``z``, ``features``), shape (len(models), rows):
+    from the factored linear predictor when every model is a non-constant logistic one
+    (:func:`predict_factored`), otherwise from the rows of :func:`learner_design`."""
+    factored = predict_factored(models, z, features, learner, basis)
+    if factored is not None:
+        return factored
+    return predict_all(models, learner_design(z, kind, features, learner, basis))
 
 
 def predict_factored(

@@ -24,9 +24,6 @@ def quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-_number = sql_number
-
-
 def _level_scale_sums(
     pass_: MomentsPass, found: Sequence[tuple[Any, FloatArray]]
 ) -> dict[float, ScaleSums] | None:
@@ -185,7 +182,7 @@ def sql_stats(
         squares = np.zeros(len(values))
         if values and rows and not any(bad):  # with a bad value the profile stops
             deviations = [
-                f"{v} - {_number(m)} AS d{j}"
+                f"{v} - {sql_number(m)} AS d{j}"
                 for j, (v, m) in enumerate(zip(values, means, strict=True))
             ]
             squared = ", ".join(f"sum(d{j} * d{j})" for j in range(len(values)))
@@ -286,7 +283,7 @@ def _grouped_stats(
     z = quote(pass_.z[0])
     p = len(values)
     shifted = [
-        f"{v} - {_number(float(c))} AS d{j}"
+        f"{v} - {sql_number(float(c))} AS d{j}"
         for j, (v, c) in enumerate(zip(values, shift, strict=True))
     ]
     d = [f"d{j}" for j in range(p)]

@@ -7,15 +7,18 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._typing import FloatArray, KernelMatrix
+from .._typing import FloatArray, KernelMatrix, Kind
 from ..locality.weights import Locality
 from ..moments.kernel_ops import column_sums, square_column_sums, weighted_products, weighted_sums
 from ..moments.pool import ScaleSums
 from .scan import _moments, column_values, merge_moments
+
+if TYPE_CHECKING:
+    from ..estimators.learner_design import Learner
 
 
 def kernel_at(locality: Locality, z: FloatArray, scale: float) -> KernelMatrix:
@@ -128,8 +131,8 @@ def continuous_sums(
     The rows are put in increasing order of Z first (unless ``ordered``): the kernels are then
     :class:`~slicewise.locality.weights.BlockKernel` s on a sorted Z, whose blocks leave out the
     grid points where every entry is negligible (below 1e-30 of the point's largest), and the
-    columns [1, x, x x'] of a block are made once for every scale. Each kernel entry is the one the dense kernel of
-    :func:`kernel_at` holds; only the order of summation differs. Measured at 1e7 rows (20 grid
+    columns [1, x, x x'] of a block are made once for every scale. Each kernel entry is the one
+    the dense kernel of :func:`kernel_at` holds; only the order of summation differs. Measured at 1e7 rows (20 grid
     points, 6 signals): the dense kernel at each scale, each sum taken apart, was most of a
     continuous profile's time.
     """
@@ -237,24 +240,22 @@ class LearnedColumns:
     """
 
     models: tuple[Any, ...]
-    kind: str
-    learner: str
+    kind: Kind
+    learner: Learner
     basis: Any
     signals: bool = True
 
     def __call__(self, z: FloatArray, x: FloatArray) -> FloatArray:
-        from ..estimators.learner_design import learner_design, predict_factored
-        from ..estimators.predictors import predict_all
+        from ..estimators.learner_design import predict_models
 
         folds, k = len(self.models), x.shape[1]
         out = np.empty((z.shape[0], folds + 2 + (2 if self.signals else 1) * k))
         for start in range(0, z.shape[0], DESIGN_ROWS):
             stop = min(start + DESIGN_ROWS, z.shape[0])
             xs = x[start:stop]
-            predictions = predict_factored(self.models, z[start:stop], xs, self.learner, self.basis)  # type: ignore[arg-type]
-            if predictions is None:
-                design = learner_design(z[start:stop], self.kind, xs, self.learner, self.basis)  # type: ignore[arg-type]
-                predictions = predict_all(self.models, design)
+            predictions = predict_models(
+                self.models, z[start:stop], xs, self.kind, self.learner, self.basis
+            )
             average = predictions.mean(axis=0)
             out[start:stop, :folds] = predictions.T
             out[start:stop, folds] = average
@@ -274,9 +275,7 @@ class LearnedColumns:
             return None
         k = len(x)
         basis = self.basis
-        if (
-            basis.levels is None
-        ):  # design [x, zs, square, zs x] (learner_design.learner_design, q = 1)
+        if basis.levels is None:  # design [x, zs, square, zs x] (learner_design, q = 1)
             zs = (codes - basis.z_mean[0]) / basis.z_scale[0]
             square = (zs**2 - basis.square_mean[0]) / basis.square_scale[0]
             u, v = f"{prefix}zs", f"{prefix}square"
