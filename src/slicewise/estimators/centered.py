@@ -120,15 +120,25 @@ def ridge_coefficient(
     safe_cross = np.where(usable[:, None], cross, 0.0) + ridge * target
     eigval, eigvec = pool.cov_b_eigen  # cached per pool; clipped at 0 against round-off
     eigval = np.where(usable[:, None], eigval, 0.0)
+    coef, inv = ridge_solve(eigval, eigvec, safe_cross, ridge)
+    coef = np.where(usable[:, None], coef, target)
+    hat = eigval * inv
+    return CoefficientFit(coef=coef, df=hat.sum(axis=1), df2=(hat**2).sum(axis=1))
+
+
+def ridge_solve(
+    eigval: FloatArray, eigvec: FloatArray, rhs: FloatArray, ridge: float | FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """(Sigma(z) + lambda I)^+ rhs(z) at every grid point from Sigma's eigendecomposition
+    (eigenvalues (G, p), eigenvectors (G, p, p)), so that a zero eigenvalue never breaks the
+    solve. Returns the solutions (G, p) and the inverted shifted eigenvalues (G, p), 0 where
+    the shifted eigenvalue is numerically 0."""
     denom = eigval + ridge
     scale = np.max(np.abs(denom), axis=1, keepdims=True)
     keep = denom > EIGEN_TOL * np.maximum(scale, 1.0)
     inv = np.where(keep, 1.0 / np.where(keep, denom, 1.0), 0.0)
-    rotated = np.einsum("gji,gj->gi", eigvec, safe_cross)
-    coef = np.einsum("gij,gj->gi", eigvec, inv * rotated)
-    coef = np.where(usable[:, None], coef, target)
-    hat = np.where(keep, eigval * inv, 0.0)
-    return CoefficientFit(coef=coef, df=hat.sum(axis=1), df2=(hat**2).sum(axis=1))
+    rotated = np.einsum("gji,gj->gi", eigvec, rhs)
+    return np.einsum("gij,gj->gi", eigvec, inv * rotated), inv
 
 
 def centered_estimate(pool: PoolMoments, lab: LabeledMoments, coef: FloatArray) -> FloatArray:

@@ -65,7 +65,7 @@ which is the formula above when the pi_i are equal (g pi_i is then pi(z)).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -142,11 +142,20 @@ class CrossValidated:
         Out-of-fold residuals e_i(z) = Y_i - c_{-k(i)}(z)' X_i.
     coef : ndarray of shape (G, p)
         Fold-size-weighted mean of the fold coefficients, sum_k (n_k / n) c_{-k}(z).
+    g : ndarray of shape (n, G), optional
+        The calibration weights g_i(z) that ``terms`` carry squared (:meth:`calibrated`); None
+        where they are 1.
     """
 
     terms: FloatArray
     resid: FloatArray
     coef: FloatArray
+    g: FloatArray | None = None
+
+    def calibrated(self, g: FloatArray) -> CrossValidated:
+        """The same residuals with every variance term times g_i(z)^2: the variance given the
+        labeled set (:mod:`slicewise.inference.calibration`)."""
+        return replace(self, terms=self.terms * g**2, g=g)
 
     def estimate(
         self,
@@ -270,6 +279,7 @@ def fourth_moment_df(
     df_normal: FloatArray,
     *,
     design: DesignWeights | None = None,
+    g: FloatArray | None = None,
 ) -> FloatArray:
     """Degrees of freedom of the out-of-fold variance from the residuals' own fourth moment.
 
@@ -292,6 +302,9 @@ def fourth_moment_df(
     sd. The returned degrees of freedom are ``df_normal`` (the normal-theory ones, after the
     centering's) times the ratio of the two, when that is below 1: never more than before.
 
+    With calibration weights ``g`` (:mod:`slicewise.inference.calibration`) the terms are
+    a_i = w_i^2 g_i^2, as in the variance they describe.
+
     Returns
     -------
     ndarray of shape (G,)
@@ -299,6 +312,8 @@ def fourth_moment_df(
     """
     w = weights if design is None else design.weights
     a = w**2 if design is None else design.fpc * w**2
+    if g is not None:
+        a = a * g**2
     centring = weights if design is None else design.residual
     ebar = np.einsum("ig,ig->g", centring, resid)
     sq = (resid - ebar) ** 2

@@ -30,6 +30,7 @@ from ..estimators.centered import (
 from ..estimators.learned import (
     cross_fit,
 )
+from ..inference.calibration import calibration_weights
 from ..inference.cv_variance import (
     CrossValidated,
     DesignWeights,
@@ -215,7 +216,7 @@ def choose_and_fit(
     coef, omega = caches[best.features].rule(best)(np.arange(labeled.n))
     pool = feats.pool[best.nuisance_scale if not np.isinf(best.shrinkage) else np.inf]
     if cross_fitted:
-        chosen = score(best)
+        chosen = score(best).calibrated(_calibration(ctx, labeled, weights, fraction, design))
         if include_naive:  # the variance that won the test against naive is optimistic
             point = np.ones(g) if point_weights is None else point_weights
             point = np.where(np.isfinite(point), point, 1.0)
@@ -302,7 +303,10 @@ def _cross_fitted_fit(
     candidate with features reports its residuals' own variance, that normal-theory value is
     lowered by the residuals' fourth moment
     (:func:`~slicewise.inference.cv_variance.fourth_moment_df`: the heavy-tailed residuals of a
-    good prediction make the variance estimate noisier). With ``design`` (inclusion
+    good prediction make the variance estimate noisier). The variance terms carry the
+    calibration weights g_i(z)^2 (:mod:`slicewise.inference.calibration`, attached by
+    :meth:`~slicewise.inference.cv_variance.CrossValidated.calibrated`): the variance given how
+    the labels fell in the signal space, not only on average. With ``design`` (inclusion
     probabilities) the labeled moments, floor, degrees of freedom and the population part are
     the design-based ones of :mod:`slicewise.inference.variance`.
     """
@@ -353,8 +357,32 @@ def _cross_fitted_fit(
         r2=r2,
         gain=gain,
         borrowed=np.zeros(ctx.grid_size, dtype=bool),
-        df=np.where(own, fourth_moment_df(chosen.resid, weights, df, design=design), df),
+        df=np.where(
+            own, fourth_moment_df(chosen.resid, weights, df, design=design, g=chosen.g), df
+        ),
         floored=lift > 0.0,
+    )
+
+
+def _calibration(
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    weights: FloatArray,
+    fraction: FloatArray,
+    design: DesignWeights | None,
+) -> FloatArray:
+    """The calibration weights of a candidate that adjusts for the signals
+    (:mod:`slicewise.inference.calibration`): every candidate with features is fitted on the
+    signals, directly or through the learner."""
+    signals = ctx.features[labeled.index]
+    if signals.shape[1] == 0:
+        return np.ones_like(weights)
+    return calibration_weights(
+        signals,
+        weights if design is None else design.residual,
+        weights.T @ signals,
+        ctx.moments("signals").mean,
+        fraction,
     )
 
 

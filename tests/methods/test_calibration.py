@@ -1,0 +1,126 @@
+"""Calibration weights in the variance of the cross-fitted control variates
+(slicewise.inference.calibration): the variance given the labeled set, not only on average.
+
+A judge that is right on most items and a coin on a few makes the estimate a post-stratified
+one: the few coin items carry the variance, weighted by their share of the unlabeled items. The
+plain residual variance weights them by their share of the labels, so it is smallest exactly
+when few coin items were labeled, which is when the error is largest.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+
+import numpy as np
+import pandas as pd
+import pytest
+from threadpoolctl import threadpool_limits
+
+import slicewise as sw
+from slicewise.inference.calibration import calibration_weights
+
+
+@pytest.fixture(autouse=True)
+def _single_blas_thread() -> Iterator[None]:
+    with threadpool_limits(limits=1):
+        yield
+
+
+def _setting(seed: int, n: int = 300, g: int = 4, k: int = 3) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    signals = rng.normal(size=(n, k)) @ rng.normal(size=(k, k))
+    kernel = rng.random((n, g)) ** 2
+    weights = kernel / kernel.sum(axis=0)
+    labeled_mean = weights.T @ signals + rng.normal(0, 0.05, size=(g, k))
+    pool_mean = rng.normal(0, 0.3, size=(g, k))
+    fraction = rng.uniform(0.05, 0.5, size=g)
+    return signals, weights, labeled_mean, pool_mean, fraction
+
+
+def test_calibrated_labels_match_the_unlabeled_items_signal_mean() -> None:
+    """Without a ridge, the g-weighted labeled mean of every signal is the unlabeled items'
+    mean (S-bar_T - pi S-bar_L) / (1 - pi) and the g-weights keep the total weight: the
+    calibration equations that define g (Deville and Sarndal 1992)."""
+    signals, weights, labeled_mean, pool_mean, fraction = _setting(0)
+    g = calibration_weights(signals, weights, labeled_mean, pool_mean, fraction, ridge=0.0)
+    unlabeled = (pool_mean - fraction[:, None] * labeled_mean) / (1.0 - fraction[:, None])
+    np.testing.assert_allclose((weights * g).sum(axis=0), 1.0, atol=1e-10)
+    np.testing.assert_allclose((weights * g).T @ signals, unlabeled, atol=1e-9)
+
+
+def test_cells_get_their_share_of_the_unlabeled_items_over_their_share_of_the_labels() -> None:
+    """One indicator signal (a cell): its items get g = (share among the unlabeled items) /
+    (share among the labels), the post-stratification weight; the other items likewise."""
+    n, pool_n, in_cell, pool_in_cell = 100, 1000, 10, 200
+    signals = np.zeros((n, 1))
+    signals[:in_cell] = 1.0
+    weights = np.full((n, 1), 1.0 / n)
+    fraction = np.array([n / pool_n])
+    pool_mean = np.array([[pool_in_cell / pool_n]])
+    g = calibration_weights(signals, weights, weights.T @ signals, pool_mean, fraction, ridge=0.0)
+    unlabeled_share = (pool_in_cell - in_cell) / (pool_n - n)
+    np.testing.assert_allclose(g[:in_cell], unlabeled_share / (in_cell / n), rtol=1e-10)
+    np.testing.assert_allclose(g[in_cell:], (1 - unlabeled_share) / (1 - in_cell / n), rtol=1e-10)
+
+
+def test_a_fully_labeled_neighbourhood_keeps_weight_one() -> None:
+    signals, weights, labeled_mean, pool_mean, fraction = _setting(1)
+    fraction[2] = 1.0
+    g = calibration_weights(signals, weights, labeled_mean, pool_mean, fraction)
+    np.testing.assert_array_equal(g[:, 2], 1.0)
+    assert np.all(np.isfinite(g))
+
+
+def _coin_pool(rng: np.random.Generator, coin_labels: int) -> pd.DataFrame:
+    """Two levels of 1,000 items; on 80% of them the judge copies the label, on the other 20%
+    it is a coin. Level 'a' has 100 labels of which ``coin_labels`` are coin items (half of them
+    labeled 1), level 'b' 100 labels at random."""
+    frames = []
+    for level in ("a", "b"):
+        easy = np.r_[np.ones(800), np.zeros(200)]
+        y = (rng.random(1000) < 0.5).astype(float)
+        judge = np.where(easy == 1, y, (rng.random(1000) < 0.5).astype(float))
+        frame = pd.DataFrame(
+            {"level": level, "easy": easy, "judge": judge, "judge_easy": judge * easy, "y": y}
+        )
+        if level == "a":
+            coin = rng.choice(np.arange(800, 1000), coin_labels, replace=False)
+            frame.loc[coin, "y"] = np.r_[np.ones(coin_labels // 2), np.zeros(coin_labels // 2)]
+            labeled = np.r_[rng.choice(800, 100 - coin_labels, replace=False), coin]
+        else:
+            labeled = rng.choice(1000, 100, replace=False)
+        frame["gold"] = np.nan
+        frame.loc[labeled, "gold"] = frame.loc[labeled, "y"]
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_an_undersampled_noisy_cell_widens_auto_s_interval() -> None:
+    """Level 'a' with 10 and with 30 labeled coin items (20 expected). The estimate is about
+    the post-stratified one, whose standard deviation given the labels is proportional to
+    (coin share of the unlabeled items) / sqrt(coin labels): (190 / 900) / sqrt(10) against
+    (170 / 900) / sqrt(30), a ratio of 1.93. The plain residual variance gives about
+    sqrt(10 / 30) = 0.58 instead (the interval narrower where the error is larger)."""
+    ratios = []
+    for seed in range(3):
+        se = {}
+        for coin_labels in (10, 30):
+            table = _coin_pool(np.random.default_rng(seed), coin_labels)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = sw.profile(
+                    table,
+                    z="level",
+                    kind="categorical",
+                    signals=["judge", "easy", "judge_easy"],
+                    label="gold",
+                    method="auto",
+                    smooth="none",
+                )
+            frame = result.to_frame().set_index("z")
+            assert result.params.get("chosen") != "naive"
+            se[coin_labels] = frame.loc["a", "se"]
+        ratios.append(se[10] / se[30])
+    expected = (190 / 900 / np.sqrt(10)) / (170 / 900 / np.sqrt(30))
+    assert np.all(np.abs(np.array(ratios) / expected - 1.0) < 0.25), ratios
