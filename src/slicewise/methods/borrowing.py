@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._typing import FloatArray, IntArray
+from .._typing import BoolArray, FloatArray, IntArray
 from ..data.folds import balanced_folds
 from ..estimators.centered import (
     CoefficientFit,
@@ -30,6 +30,7 @@ from ..estimators.centered import (
 from ..estimators.learned import (
     cross_fit,
 )
+from ..inference.cv_batch import FoldOrder, item_sums
 from ..inference.cv_variance import (
     CrossValidated,
     DesignWeights,
@@ -149,10 +150,20 @@ def choose_and_fit(
     empty = np.zeros((labeled.n, 0))
     g = ctx.grid_size
     naive = Candidate("none", 1.0, 0.0)
-    caches = {
-        name: CoefficientCache(ctx, labeled, feats, options.ridge, fold=fold)
-        for name, feats in feature_sets.items()
-    }
+    caches: dict[str, CoefficientCache] = {}
+    if "learned+signals" in feature_sets:  # its fold sums hold those of the two others
+        whole = caches["learned+signals"] = CoefficientCache(
+            ctx, labeled, feature_sets["learned+signals"], options.ridge, fold=fold
+        )
+        k = ctx.features.shape[1]
+        parts_of = {"learned": (whole, [0]), "signals": (whole, list(range(1, 1 + k)))}
+    else:
+        parts_of = {}
+    for name, feats in feature_sets.items():
+        if name not in caches:
+            caches[name] = CoefficientCache(
+                ctx, labeled, feats, options.ridge, fold=fold, source=parts_of.get(name)
+            )
 
     factor = term_factor(weights, fraction, design=design)  # the same for every candidate
     parts = fold_parts(fold)
@@ -182,7 +193,19 @@ def choose_and_fit(
             parts=parts,
         )
 
-    per_item = item_terms(score, [naive, *candidates], point_weights)
+    def batch(members: Sequence[Candidate], point: FloatArray) -> tuple[FloatArray, BoolArray]:
+        """The item sums of candidates that share their features, made together."""
+        if members[0].features == "none":
+            x_lab, coefs = empty, [[np.zeros((g, 0))] * len(parts)]
+        else:
+            x_lab = feature_sets[members[0].features].x_lab
+            rules = [_first(caches[cand.features].rule(cand)) for cand in members]
+            coefs = [[rule(train).coef for train, _ in parts] for rule in rules]
+        return item_sums(in_fold_order, x_lab, coefs, point)
+
+    in_fold_order = FoldOrder.of(weights, labeled.y, parts, factor, design=design)
+
+    per_item = item_terms(score, [naive, *candidates], point_weights, batch=batch, grid_size=g)
     best, ratios = one_standard_error_choice(per_item, include_naive)
     table = {c.label: round(r, 4) for c, r in sorted(ratios.items(), key=lambda kv: kv[1])}
     params: dict[str, Any] = {"ridge": options.ridge, "cv_variance_ratio": table}
