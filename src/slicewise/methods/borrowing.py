@@ -55,9 +55,9 @@ from .base import (
 )
 from .candidates import (
     Candidate,
-    CoefficientCache,
     FeatureSet,
     candidate_words,
+    coefficient_caches,
     family_candidates,
     learned_features,
     signal_features,
@@ -150,20 +150,7 @@ def choose_and_fit(
     empty = np.zeros((labeled.n, 0))
     g = ctx.grid_size
     naive = Candidate("none", 1.0, 0.0)
-    caches: dict[str, CoefficientCache] = {}
-    if "learned+signals" in feature_sets:  # its fold sums hold those of the two others
-        whole = caches["learned+signals"] = CoefficientCache(
-            ctx, labeled, feature_sets["learned+signals"], options.ridge, fold=fold
-        )
-        k = ctx.features.shape[1]
-        parts_of = {"learned": (whole, [0]), "signals": (whole, list(range(1, 1 + k)))}
-    else:
-        parts_of = {}
-    for name, feats in feature_sets.items():
-        if name not in caches:
-            caches[name] = CoefficientCache(
-                ctx, labeled, feats, options.ridge, fold=fold, source=parts_of.get(name)
-            )
+    caches = coefficient_caches(ctx, labeled, feature_sets, options.ridge, fold)
 
     factor = term_factor(weights, fraction, design=design)  # the same for every candidate
     parts = fold_parts(fold)

@@ -293,6 +293,31 @@ class CoefficientCache:
         return rule
 
 
+def coefficient_caches(
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    feature_sets: dict[str, FeatureSet],
+    ridge: float,
+    fold: IntArray,
+) -> dict[str, CoefficientCache]:
+    """A :class:`CoefficientCache` per feature set; with the learned prediction and the signals,
+    the signals' and the prediction's alone take their fold sums from it (``source``)."""
+    caches: dict[str, CoefficientCache] = {}
+    parts_of: dict[str, tuple[CoefficientCache, list[int]]] = {}
+    if "learned+signals" in feature_sets:  # its fold sums hold those of the two others
+        whole = caches["learned+signals"] = CoefficientCache(
+            ctx, labeled, feature_sets["learned+signals"], ridge, fold=fold
+        )
+        k = ctx.features.shape[1]
+        parts_of = {"learned": (whole, [0]), "signals": (whole, list(range(1, 1 + k)))}
+    for name, feats in feature_sets.items():
+        if name not in caches:
+            caches[name] = CoefficientCache(
+                ctx, labeled, feats, ridge, fold=fold, source=parts_of.get(name)
+            )
+    return caches
+
+
 def family_candidates(
     ctx: PoolContext, families: Sequence[str], options: MethodOptions
 ) -> list[Candidate]:
