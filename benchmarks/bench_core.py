@@ -23,7 +23,10 @@ processor time does not):
 Memory: the peak traced allocation (tracemalloc; numpy buffers are traced) inside one
 ``sw.profile`` call per method, in bytes per pool item, beside the input frame's own size.
 
-Run: python -m benchmarks.bench_core [--out docs/results/bench_core.md]
+With ``--runs N`` the rounds are run N times over and the spread of the ratios over the runs
+(min, median, max) follows the table: on a shared machine one run's ratios move by a few tenths.
+
+Run: python -m benchmarks.bench_core [--runs N] [--out docs/results/bench_core.md]
 """
 
 from __future__ import annotations
@@ -169,6 +172,13 @@ def one_thread(func: Callable[[], Any]) -> Callable[[], Any]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_core", description=__doc__)
     parser.add_argument("--repeat", type=int, default=5, help="rounds of timing (best kept)")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        help="independent runs of the rounds; the table is the last run's, and the spread of "
+        "the ratios over the runs is reported below it",
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the stamped tables here")
     args = parser.parse_args(argv)
 
@@ -197,7 +207,8 @@ def main(argv: list[str] | None = None) -> None:
     }
     for func in paths.values():  # warm-up: imports, first-call costs
         func()
-    times = interleaved(paths, args.repeat)
+    runs = [interleaved(paths, args.repeat) for _ in range(max(1, args.runs))]
+    times = dict(runs[-1])
     times["per-grid-point loop (same LACE estimates)"] = interleaved(
         {"loop": one_thread(lambda: loop_profile(frame))}, 1
     )["loop"]
@@ -217,8 +228,10 @@ def main(argv: list[str] | None = None) -> None:
     }
     frame_bytes = frame.memory_usage(deep=True).sum()
 
-    lace, lace_cpu = times["sw.profile, method='lace'"]
-    floor, floor_cpu = times["floor: Gaussian kernel + one BLAS product of [1, S, SS']"]
+    lace_key, auto_key = "sw.profile, method='lace'", "sw.profile, method='auto' (the default)"
+    floor_key = "floor: Gaussian kernel + one BLAS product of [1, S, SS']"
+    lace, lace_cpu = times[lace_key]
+    floor, floor_cpu = times[floor_key]
     lines = [
         f"M={M:,} n={N:,} K={K} G={G} (continuous Z); python {sys.version.split()[0]}, numpy "
         f"{np.__version__}, {platform.machine()}; best of {args.repeat} interleaved rounds; "
@@ -237,6 +250,26 @@ def main(argv: list[str] | None = None) -> None:
             f"| {name} | {wall:.3f} | {wall / lace:.2f} | {wall / floor:.2f} | {cpu:.3f} | "
             f"{cpu / lace_cpu:.2f} | {cpu / floor_cpu:.2f} |"
         )
+    if len(runs) > 1:
+        spread = {
+            "lace / floor": [run[lace_key][1] / run[floor_key][1] for run in runs],
+            "auto / lace": [run[auto_key][1] / run[lace_key][1] for run in runs],
+            "auto (s)": [run[auto_key][1] for run in runs],
+            "floor (s)": [run[floor_key][1] for run in runs],
+        }
+        lines += [
+            "",
+            f"Spread over {len(runs)} runs of {args.repeat} rounds in this process (processor "
+            "time; the table above is the last run):",
+            "",
+            "| quantity | min | median | max |",
+            "|---|---|---|---|",
+        ]
+        for name, values in spread.items():
+            lines.append(
+                f"| {name} | {min(values):.2f} | {float(np.median(values)):.2f} | "
+                f"{max(values):.2f} |"
+            )
     lines += [
         "",
         f"Peak traced memory inside one sw.profile call, beyond the input frame "

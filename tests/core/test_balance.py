@@ -245,3 +245,26 @@ def test_sorted_profiles_get_the_same_bins_as_shuffled_ones(decimals: int | None
     general = balance_strata(z[shuffle, None], "continuous")
     fast = balance_strata(z[:, None], "continuous")
     np.testing.assert_array_equal(fast[shuffle], general)
+
+
+def test_strata_in_runs_give_the_statistic_of_shuffled_strata() -> None:
+    # a sorted table's strata are runs of increasing codes: summed, centred and multiplied by
+    # slices instead of gathers; the same statistic as the rows in any order
+    rng = np.random.default_rng(41)
+    m, k = 3000, 3
+    strata = np.sort(rng.choice([0, 1, 2, 4, 5], size=m))  # code 3 empty
+    strata[-1] = 6  # a stratum of one item (factor 0)
+    signals = rng.normal(size=(m, k)) + strata[:, None] * [0.5, 0.0, -0.3]
+    labeled = rng.random(m) < 0.2
+    labeled[strata == 5] = True  # a fully labeled stratum (factor 0)
+    names = ("a", "b", "c")
+    runs = label_balance(signals.copy(), strata, labeled, signal_names=names)
+    shuffle = rng.permutation(m)
+    mixed = label_balance(signals[shuffle], strata[shuffle], labeled[shuffle], signal_names=names)
+    assert runs is not None
+    assert mixed is not None
+    assert runs.df == mixed.df
+    assert runs.n_strata == mixed.n_strata == 7
+    assert runs.statistic == pytest.approx(mixed.statistic, rel=1e-12)
+    np.testing.assert_allclose(runs.difference, mixed.difference, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(runs.adjusted_p, mixed.adjusted_p, rtol=1e-12)

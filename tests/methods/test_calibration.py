@@ -32,19 +32,18 @@ def _setting(seed: int, n: int = 300, g: int = 4, k: int = 3) -> tuple[np.ndarra
     signals = rng.normal(size=(n, k)) @ rng.normal(size=(k, k))
     kernel = rng.random((n, g)) ** 2
     weights = kernel / kernel.sum(axis=0)
-    labeled_mean = weights.T @ signals + rng.normal(0, 0.05, size=(g, k))
     pool_mean = rng.normal(0, 0.3, size=(g, k))
     fraction = rng.uniform(0.05, 0.5, size=g)
-    return signals, weights, labeled_mean, pool_mean, fraction
+    return signals, weights, pool_mean, fraction
 
 
 def test_calibrated_labels_match_the_unlabeled_items_signal_mean() -> None:
     """Without a ridge, the g-weighted labeled mean of every signal is the unlabeled items'
     mean (S-bar_T - pi S-bar_L) / (1 - pi) and the g-weights keep the total weight: the
     calibration equations that define g (Deville and Sarndal 1992)."""
-    signals, weights, labeled_mean, pool_mean, fraction = _setting(0)
-    g = calibration_weights(signals, weights, labeled_mean, pool_mean, fraction, ridge=0.0)
-    unlabeled = (pool_mean - fraction[:, None] * labeled_mean) / (1.0 - fraction[:, None])
+    signals, weights, pool_mean, fraction = _setting(0)
+    g = calibration_weights(signals, weights, pool_mean, fraction, ridge=0.0)
+    unlabeled = (pool_mean - fraction[:, None] * (weights.T @ signals)) / (1.0 - fraction[:, None])
     np.testing.assert_allclose((weights * g).sum(axis=0), 1.0, atol=1e-10)
     np.testing.assert_allclose((weights * g).T @ signals, unlabeled, atol=1e-9)
 
@@ -58,16 +57,16 @@ def test_cells_get_their_share_of_the_unlabeled_items_over_their_share_of_the_la
     weights = np.full((n, 1), 1.0 / n)
     fraction = np.array([n / pool_n])
     pool_mean = np.array([[pool_in_cell / pool_n]])
-    g = calibration_weights(signals, weights, weights.T @ signals, pool_mean, fraction, ridge=0.0)
+    g = calibration_weights(signals, weights, pool_mean, fraction, ridge=0.0)
     unlabeled_share = (pool_in_cell - in_cell) / (pool_n - n)
     np.testing.assert_allclose(g[:in_cell], unlabeled_share / (in_cell / n), rtol=1e-10)
     np.testing.assert_allclose(g[in_cell:], (1 - unlabeled_share) / (1 - in_cell / n), rtol=1e-10)
 
 
 def test_a_fully_labeled_neighbourhood_keeps_weight_one() -> None:
-    signals, weights, labeled_mean, pool_mean, fraction = _setting(1)
+    signals, weights, pool_mean, fraction = _setting(1)
     fraction[2] = 1.0
-    g = calibration_weights(signals, weights, labeled_mean, pool_mean, fraction)
+    g = calibration_weights(signals, weights, pool_mean, fraction)
     np.testing.assert_array_equal(g[:, 2], 1.0)
     assert np.all(np.isfinite(g))
 
@@ -124,3 +123,15 @@ def test_an_undersampled_noisy_cell_widens_auto_s_interval() -> None:
         ratios.append(se[10] / se[30])
     expected = (190 / 900 / np.sqrt(10)) / (170 / 900 / np.sqrt(30))
     assert np.all(np.abs(np.array(ratios) / expected - 1.0) < 0.25), ratios
+
+
+def test_design_weights_calibrate_the_residual_mean() -> None:
+    """With design weights the residual mean has its own weights: the calibration equations
+    hold for them, while pi(z) multiplies the unweighted labeled mean in S-bar_U."""
+    signals, weights, pool_mean, fraction = _setting(2)
+    inverse = weights / np.random.default_rng(3).uniform(0.2, 1.0, size=(weights.shape[0], 1))
+    residual = inverse / inverse.sum(axis=0)
+    g = calibration_weights(signals, weights, pool_mean, fraction, residual=residual, ridge=0.0)
+    unlabeled = (pool_mean - fraction[:, None] * (weights.T @ signals)) / (1.0 - fraction[:, None])
+    np.testing.assert_allclose((residual * g).sum(axis=0), 1.0, atol=1e-10)
+    np.testing.assert_allclose((residual * g).T @ signals, unlabeled, atol=1e-9)

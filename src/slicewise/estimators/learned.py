@@ -149,11 +149,15 @@ class CrossFit:
         """F, the number of fold models."""
         return len(self.models)
 
-    def predictions(self, start: int, stop: int) -> FloatArray:
-        """P^(k) of the items start .. stop - 1 for every fold model, shape (F, rows)."""
+    def predictions(self, start: int, stop: int, *, out: FloatArray | None = None) -> FloatArray:
+        """P^(k) of the items start .. stop - 1 for every fold model, shape (F, rows) (written
+        into ``out`` when given)."""
         if self.stored is not None:
-            return self.stored[:, start:stop]
-        return self.design.predict(self.models, slice(start, stop))
+            if out is None:
+                return self.stored[:, start:stop]
+            out[...] = self.stored[:, start:stop]
+            return out
+        return self.design.predict(self.models, slice(start, stop), out=out)
 
     def predict_rows(self, index: IntArray) -> FloatArray:
         """P^(k) of the items ``index`` for every fold model, shape (F, index.size)."""

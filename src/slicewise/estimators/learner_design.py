@@ -158,11 +158,20 @@ class LearnerDesign:
             self.z[start:stop], self.kind, self.features[start:stop], self.learner, self.basis
         )
 
-    def predict(self, models: Sequence[Any], rows: IntArray | slice) -> FloatArray:
+    def predict(
+        self, models: Sequence[Any], rows: IntArray | slice, *, out: FloatArray | None = None
+    ) -> FloatArray:
         """Every model's prediction for the items ``rows`` (positions or a slice), shape
-        (len(models), items): :func:`predict_models` on their profile values and signals."""
+        (len(models), items): :func:`predict_models` on their profile values and signals
+        (written into ``out`` when given)."""
         return predict_models(
-            models, self.z[rows], self.features[rows], self.kind, self.learner, self.basis
+            models,
+            self.z[rows],
+            self.features[rows],
+            self.kind,
+            self.learner,
+            self.basis,
+            out=out,
         )
 
 
@@ -173,14 +182,21 @@ def predict_models(
     kind: Kind,
     learner: Learner,
     basis: DesignBasis,
+    *,
+    out: FloatArray | None = None,
 ) -> FloatArray:
     """Every model's prediction for the rows (``z``, ``features``), shape (len(models), rows):
     from the factored linear predictor when every model is a non-constant logistic one
-    (:func:`predict_factored`), otherwise from the rows of :func:`learner_design`."""
-    factored = predict_factored(models, z, features, learner, basis)
+    (:func:`predict_factored`), otherwise from the rows of :func:`learner_design`; written
+    into ``out`` when given."""
+    factored = predict_factored(models, z, features, learner, basis, out=out)
     if factored is not None:
         return factored
-    return predict_all(models, learner_design(z, kind, features, learner, basis))
+    predictions = predict_all(models, learner_design(z, kind, features, learner, basis))
+    if out is None:
+        return predictions
+    out[...] = predictions
+    return out
 
 
 def predict_factored(
@@ -189,15 +205,19 @@ def predict_factored(
     features: FloatArray,
     learner: Learner,
     basis: DesignBasis,
+    *,
+    out: FloatArray | None = None,
 ) -> FloatArray | None:
     """Every logistic fold model's prediction for the rows (``z``, ``features``), shape
     (F, rows), from the factored linear predictor, without the rows of :func:`learner_design`;
     None unless every model is a non-constant :class:`LogisticModel` of the logistic learner.
+    Written into ``out`` (C-contiguous rows, such as the transposed columns of a column-major
+    block) when given.
 
     The design is [S, Z-terms, Z-terms x S] (continuous: Z-terms = zs, square; levels: the
     one-hot columns), so a model's linear predictor is S'(a + sum_j t_j b_j) + c't + intercept,
-    with t the Z-terms: one product of S with the models' stacked (a, b_j) columns, then
-    elementwise steps; by level, each level's rows take one product with a + b_level. Equal to
+    with t the Z-terms: one product of [S, t, 1] with the models' stacked (a, c, intercept)
+    and one of S with their slopes b_j, then b_j'S t_j added; by level, each level's rows take one product with a + b_level. Equal to
     :func:`~slicewise.estimators.predictors.predict_all` on the design rows up to the order of
     the additions (a few ulps). Processor time over 1e6 items in blocks of 16,384, five fold
     models, six signals: 0.060 s against 0.075 s with the design rows made (continuous Z);
@@ -224,7 +244,7 @@ def predict_factored(
         level = np.where(known, position, n_levels)  # n_levels: a value outside the levels
         order = np.argsort(level, kind="stable")
         bounds = np.flatnonzero(np.diff(level[order])) + 1
-        eta = np.empty((folds, rows))
+        eta = np.empty((folds, rows)) if out is None else out
         for run in np.split(order, bounds) if rows else []:
             lev = int(level[run[0]])
             inside = lev < n_levels
@@ -234,18 +254,24 @@ def predict_factored(
         return np.asarray(expit(eta, out=eta), dtype=np.float64)
     q = z.shape[1]
     zs = np.asarray((z - basis.z_mean) / basis.z_scale, dtype=np.float64)
-    square = (zs**2 - basis.square_mean) / basis.square_scale
-    slopes = [coef[k + 2 * q + j * k : k + 2 * q + (j + 1) * k] for j in range(q)]
-    stacked = np.column_stack([coef[:k], *slopes])  # (K, F (1 + q))
-    product = stacked.T @ features.T  # ((1 + q) F, rows), C order
-    eta = product[:folds]
-    scratch = np.empty_like(eta)
+    # one product of [S, Z-terms, 1] with every model's (a, c, intercept) and of S with the
+    # slopes b_j: the linear predictor is its first F rows plus sum_j (b_j'S) zs_j
+    augmented = np.empty((k + 2 * q + 1, rows))
+    augmented[:k] = features.T
+    augmented[k : k + q] = zs.T
+    np.square(zs.T, out=augmented[k + q : k + 2 * q])
+    augmented[k + q : k + 2 * q] -= basis.square_mean[:, None]
+    augmented[k + q : k + 2 * q] /= basis.square_scale[:, None]
+    augmented[k + 2 * q] = 1.0
+    main = np.empty((folds, k + 2 * q + 1))
+    main[:, : k + 2 * q] = coef[: k + 2 * q].T
+    main[:, k + 2 * q] = intercept[:, 0]
+    slopes = np.column_stack([coef[k + 2 * q + j * k : k + 2 * q + (j + 1) * k] for j in range(q)])
+    eta = np.empty((folds, rows)) if out is None else out
+    np.matmul(main, augmented, out=eta)
+    by_slope = slopes.T @ augmented[:k]  # (q F, rows): b_j'S of every model
     for j in range(q):
-        np.multiply(product[folds * (1 + j) : folds * (2 + j)], zs[:, j], out=scratch)
-        eta += scratch
-        np.multiply(coef[k + j][:, None], zs[:, j], out=scratch)
-        eta += scratch
-        np.multiply(coef[k + q + j][:, None], square[:, j], out=scratch)
-        eta += scratch
-    eta += intercept
+        part = by_slope[folds * j : folds * (j + 1)]
+        part *= zs[:, j]
+        eta += part
     return np.asarray(expit(eta, out=eta), dtype=np.float64)

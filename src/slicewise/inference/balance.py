@@ -249,13 +249,34 @@ def label_balance(
     n_strata = int(strata.max()) + 1 if m else 0
     big = np.bincount(strata, minlength=n_strata).astype(np.float64)
     small = np.bincount(strata[labeled], minlength=n_strata).astype(np.float64)
-    sums = np.column_stack([np.bincount(strata, x[:, j], n_strata) for j in range(k)])
+    # strata in runs of increasing codes (a sorted table's Z bins, kept so by the subsample):
+    # each stratum's rows are one slice, summed, centred and multiplied without a gather
+    runs = m > 0 and bool(np.all(strata[1:] >= strata[:-1]))
+    bounds = np.concatenate([[0], np.cumsum(big)]).astype(np.intp)
+    if runs:
+        present = np.flatnonzero(big > 0)
+        sums = np.zeros((n_strata, k))
+        if present.size:
+            sums[present] = np.add.reduceat(x, bounds[present], axis=0)
+    else:
+        sums = np.column_stack([np.bincount(strata, x[:, j], n_strata) for j in range(k)])
+    means = sums.reshape(n_strata, k) / np.maximum(big, 1.0)[:, None]
     centered = x
-    centered -= (sums.reshape(n_strata, k) / np.maximum(big, 1.0)[:, None])[strata]
+    if runs:
+        for h in np.flatnonzero(big > 0):
+            centered[bounds[h] : bounds[h + 1]] -= means[h]
+    else:
+        centered -= means[strata]
     d = centered[labeled].sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(big > 1, small * (1.0 - small / big) / (big - 1.0), 0.0)
-    v = (centered * factor[strata, None]).T @ centered
+    if runs:  # sum over strata of factor_h X_h' X_h
+        v = np.zeros((k, k))
+        for h in np.flatnonzero(factor != 0):
+            part = centered[bounds[h] : bounds[h + 1]]
+            v += factor[h] * (part.T @ part)
+    else:
+        v = (centered * factor[strata, None]).T @ centered
     eigval, eigvec = np.linalg.eigh(v) if k else (np.zeros(0), np.zeros((0, 0)))
     keep = eigval > 1e-9 * max(float(eigval.max()) if k else 0.0, 1e-300)
     rank = int(keep.sum())

@@ -57,9 +57,10 @@ from ..estimators.centered import ridge_solve
 def calibration_weights(
     signals: FloatArray,
     weights: FloatArray,
-    labeled_mean: FloatArray,
     pool_mean: FloatArray,
     fraction: FloatArray,
+    *,
+    residual: FloatArray | None = None,
     ridge: float | None = None,
 ) -> FloatArray:
     """g_i(z) of the module notes, shape (n, G).
@@ -69,34 +70,40 @@ def calibration_weights(
     signals : ndarray of shape (n, K)
         Standardised signals of the labeled items.
     weights : ndarray of shape (n, G)
-        Weights of the labeled items' residual mean (each column sums to 1); S-bar_L and the
-        local covariance are theirs.
-    labeled_mean : ndarray of shape (G, K)
-        The unweighted local labeled mean of the signals, the one pi(z) multiplies in S-bar_U
-        (with design weights it differs from the residual mean's).
+        Local weights of the labeled items (each column sums to 1), whose mean of ``signals``
+        pi(z) multiplies in S-bar_U.
     pool_mean : ndarray of shape (G, K)
         Local pool mean of the signals, S-bar_T(z).
     fraction : ndarray of shape (G,)
         Local labeled fraction pi(z).
+    residual : ndarray of shape (n, G), optional
+        Weights of the residual mean when they are not ``weights`` (design weights,
+        :class:`~slicewise.inference.cv_variance.DesignWeights`); S-bar_L and the covariance
+        are theirs.
     ridge : float, optional
         lambda; default K / n_eff(z), n_eff = 1 / sum w^2 (module notes).
 
     Returns
     -------
     ndarray of shape (n, G)
-        1 where the neighbourhood is fully labeled or its moments are not finite.
+        1 without signals, where the neighbourhood is fully labeled or where its moments are
+        not finite.
     """
-    sbar = weights.T @ signals  # (G, K)
-    second = np.einsum("ig,ik,il->gkl", weights, signals, signals)
+    if signals.shape[1] == 0:
+        return np.ones_like(weights)
+    rest = weights if residual is None else residual
+    sbar = rest.T @ signals  # (G, K)
+    second = np.einsum("ig,ik,il->gkl", rest, signals, signals)
     cov = second - sbar[:, :, None] * sbar[:, None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
-        unlabeled = (pool_mean - fraction[:, None] * labeled_mean) / (1.0 - fraction)[:, None]
+        labeled = weights.T @ signals
+        unlabeled = (pool_mean - fraction[:, None] * labeled) / (1.0 - fraction)[:, None]
     gap = unlabeled - sbar
     usable = (
         (fraction < 1.0) & np.all(np.isfinite(gap), axis=1) & np.all(np.isfinite(cov), axis=(1, 2))
     )
     eigval, eigvec = np.linalg.eigh(np.where(usable[:, None, None], cov, 0.0))
-    n_eff = 1.0 / np.maximum(np.einsum("ig,ig->g", weights, weights), 1e-300)
+    n_eff = 1.0 / np.maximum(np.einsum("ig,ig->g", rest, rest), 1e-300)
     lam = (signals.shape[1] / n_eff)[:, None] if ridge is None else ridge
     direction, _ = ridge_solve(
         np.maximum(eigval, 0.0), eigvec, np.where(usable[:, None], gap, 0.0), lam

@@ -291,8 +291,8 @@ def _kernel_by_ratios(
     With c the grid point nearest a_i (clipped to the grid) and b = a_i - c d, the entry at c is
     exp(-b^2 / 2), and each step m = 1, 2, ... away from c multiplies by
     exp(+/- b d) exp(-(m - 1/2) d^2) <= 1 (rightwards +, leftwards -): three exponentials per
-    item instead of G (an exponential costs ten multiplications), the rows of the items that
-    share c computed together. Each entry is the exponential's to a few ulps times the
+    item instead of G (an exponential costs ten multiplications; the third, exp(-b d), is
+    1 / exp(b d)), the rows of the items that share c computed together. Each entry is the exponential's to a few ulps times the
     number of steps (the entry exp(-u^2 / 2) itself carries the rounding of u^2 / 2, about
     u^2 ulps), and depends on its item alone, whatever the other items of the call.
     """
@@ -303,11 +303,13 @@ def _kernel_by_ratios(
     np.clip(nearest, first, first + g - 1, out=nearest)
     b = a
     b -= nearest * d
-    with np.errstate(over="ignore"):  # far outside the grid: a factor never used is inf
+    with np.errstate(over="ignore", divide="ignore"):  # far outside: a factor never used is inf
         at_nearest = np.exp(-0.5 * b * b)
         right = np.exp(b * d)
-        b *= -d
-        left = np.exp(b)
+        # exp(-b d) as 1 / exp(b d): a division costs an eighth of an exponential. Where exp(b d)
+        # overflows, b > 709 / d is far right of the grid, the entry at the nearest point
+        # exp(-b^2 / 2) is 0, and so is every entry made from it
+        left = np.reciprocal(right)
     steps = np.exp(-(np.arange(1, g) - 0.5) * d * d)
     codes = nearest.astype(np.intp)
     codes -= first  # columns of ``out``

@@ -267,18 +267,22 @@ class PoolContext:
         all_scales = [1.0, *others]
         kernels = [self.pool_kernel(s) for s in all_scales]
 
-        def at_h(start: int, stop: int) -> FloatArray:  # [a, a^2, a X, P^(1), ..., P^(F)]
-            predictions = fit.predictions(start, stop)
-            average[start:stop] = predictions.mean(axis=0)
+        def fill(start: int, stop: int, out: FloatArray) -> None:
+            """[a, a^2, a X, P^(1), ..., P^(F)] into the column-major ``out``: the fold
+            models' predictions straight into their columns, whose transpose is C-ordered."""
+            predictions = fit.predictions(start, stop, out=out[:, 2 + k :].T)
+            np.mean(predictions, axis=0, out=average[start:stop])
+            column_products(x, average, start, stop, out=out[:, : 2 + k])
+
+        def at_h(start: int, stop: int) -> FloatArray:
             out = np.empty((stop - start, 2 + k + folds), order="F")
-            out[:, : 2 + k] = column_products(x, average, start, stop)
-            out[:, 2 + k :] = predictions.T
+            fill(start, stop, out)
             return out
 
         new = all(("sums", "signals", s) not in self._cache for s in all_scales)
         dense = [kernel for kernel in kernels if isinstance(kernel, np.ndarray | BlockKernel)]
         if new and len(dense) == len(kernels):
-            passes = scales_sums_with(dense, x, at_h, 2 + k + folds, shared=2 + k)
+            passes = scales_sums_with(dense, x, at_h, 2 + k + folds, shared=2 + k, fill=fill)
             for s, (sums, _) in zip(all_scales, passes, strict=True):
                 self._cache[("sums", "signals", s)] = sums
         else:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._typing import FloatArray, IntArray
+from .._typing import BoolArray, FloatArray, IntArray
 from ..data.folds import balanced_folds
 from ..estimators.centered import (
     CoefficientFit,
@@ -31,6 +31,7 @@ from ..estimators.learned import (
     cross_fit,
 )
 from ..inference.calibration import calibration_weights
+from ..inference.cv_batch import FoldOrder, item_sums
 from ..inference.cv_variance import (
     CrossValidated,
     DesignWeights,
@@ -55,9 +56,9 @@ from .base import (
 )
 from .candidates import (
     Candidate,
-    CoefficientCache,
     FeatureSet,
     candidate_words,
+    coefficient_caches,
     family_candidates,
     learned_features,
     signal_features,
@@ -150,10 +151,7 @@ def choose_and_fit(
     empty = np.zeros((labeled.n, 0))
     g = ctx.grid_size
     naive = Candidate("none", 1.0, 0.0)
-    caches = {
-        name: CoefficientCache(ctx, labeled, feats, options.ridge, fold=fold)
-        for name, feats in feature_sets.items()
-    }
+    caches = coefficient_caches(ctx, labeled, feature_sets, options.ridge, fold)
 
     factor = term_factor(weights, fraction, design=design)  # the same for every candidate
     parts = fold_parts(fold)
@@ -183,7 +181,19 @@ def choose_and_fit(
             parts=parts,
         )
 
-    per_item = item_terms(score, [naive, *candidates], point_weights)
+    def batch(members: Sequence[Candidate], point: FloatArray) -> tuple[FloatArray, BoolArray]:
+        """The item sums of candidates that share their features, made together."""
+        if members[0].features == "none":
+            x_lab, coefs = empty, [[np.zeros((g, 0))] * len(parts)]
+        else:
+            x_lab = feature_sets[members[0].features].x_lab
+            rules = [_first(caches[cand.features].rule(cand)) for cand in members]
+            coefs = [[rule(train).coef for train, _ in parts] for rule in rules]
+        return item_sums(in_fold_order, x_lab, coefs, point)
+
+    in_fold_order = FoldOrder.of(weights, labeled.y, parts, factor, design=design)
+
+    per_item = item_terms(score, [naive, *candidates], point_weights, batch=batch, grid_size=g)
     best, ratios = one_standard_error_choice(per_item, include_naive)
     table = {c.label: round(r, 4) for c, r in sorted(ratios.items(), key=lambda kv: kv[1])}
     params: dict[str, Any] = {"ridge": options.ridge, "cv_variance_ratio": table}
@@ -216,7 +226,14 @@ def choose_and_fit(
     coef, omega = caches[best.features].rule(best)(np.arange(labeled.n))
     pool = feats.pool[best.nuisance_scale if not np.isinf(best.shrinkage) else np.inf]
     if cross_fitted:
-        chosen = score(best).calibrated(_calibration(ctx, labeled, weights, fraction, design))
+        g_i = calibration_weights(  # the variance given the labeled set
+            ctx.features[labeled.index],
+            weights,
+            ctx.moments("signals").mean,
+            fraction,
+            residual=None if design is None else design.residual,
+        )
+        chosen = score(best).calibrated(g_i)
         if include_naive:  # the variance that won the test against naive is optimistic
             point = np.ones(g) if point_weights is None else point_weights
             point = np.where(np.isfinite(point), point, 1.0)
@@ -361,28 +378,6 @@ def _cross_fitted_fit(
             own, fourth_moment_df(chosen.resid, weights, df, design=design, g=chosen.g), df
         ),
         floored=lift > 0.0,
-    )
-
-
-def _calibration(
-    ctx: PoolContext,
-    labeled: LabeledSet,
-    weights: FloatArray,
-    fraction: FloatArray,
-    design: DesignWeights | None,
-) -> FloatArray:
-    """The calibration weights of a candidate that adjusts for the signals
-    (:mod:`slicewise.inference.calibration`): every candidate with features is fitted on the
-    signals, directly or through the learner."""
-    signals = ctx.features[labeled.index]
-    if signals.shape[1] == 0:
-        return np.ones_like(weights)
-    return calibration_weights(
-        signals,
-        weights if design is None else design.residual,
-        weights.T @ signals,
-        ctx.moments("signals").mean,
-        fraction,
     )
 
 

@@ -171,7 +171,10 @@ class CoefficientCache:
     made of whole folds (and of all of L) are those of its folds added up
     (:class:`~slicewise.moments.row_sums.LabeledRowSums`), each fold's made once per scale: one
     pass over L's rows per scale instead of one per training set (equal up to the order of the
-    additions).
+    additions). With ``source`` = (cache, columns), a cache of the same labeled set and folds
+    whose features include these as ``columns``, the fold sums are the source's restricted to
+    them (:meth:`~slicewise.moments.row_sums.LabeledRowSums.select`): the signals and the
+    learned prediction alone take theirs from the learned prediction with the signals.
     """
 
     def __init__(
@@ -182,6 +185,7 @@ class CoefficientCache:
         ridge: float,
         *,
         fold: IntArray | None = None,
+        source: tuple[CoefficientCache, Sequence[int]] | None = None,
     ) -> None:
         self._ctx = ctx
         self._labeled = labeled
@@ -192,6 +196,7 @@ class CoefficientCache:
         self._fits: dict[tuple[float, bytes], tuple[CoefficientFit, FloatArray]] = {}
         self._fold_sums: dict[float, list[LabeledRowSums]] = {}
         self._fold_sizes = None if fold is None else np.unique(fold, return_counts=True)
+        self._source = source
 
     def _kernel_rows(self, scale: float) -> KernelMatrix:
         if scale not in self._rows:  # one copy per labeled set, shared by the feature sets
@@ -236,12 +241,27 @@ class CoefficientCache:
         if not isinstance(k_all, np.ndarray) or not isinstance(kb_all, np.ndarray):
             return None
         levels, sizes = self._fold_sizes
-        present = np.isin(levels, fold[rows])
+        present = np.isin(levels, fold[rows], kind="table")  # by lookup: no sort of rows
         if rows.size != int(sizes[present].sum()):
             return None
+        if scale not in self._fold_sums and self._source is not None:
+            cache, columns = self._source
+            self._fold_sums[scale] = [part.select(columns) for part in cache._fold_parts(scale)]
+        chosen = [part for part, keep in zip(self._fold_parts(scale), present, strict=True) if keep]
+        return LabeledMoments.from_row_sums(functools.reduce(operator.add, chosen))
+
+    def _fold_parts(self, scale: float) -> list[LabeledRowSums]:
+        """The labeled sums of every fold at ``scale``, made once (dense kernel rows)."""
+        fold = self._fold
+        assert fold is not None
+        assert self._fold_sizes is not None
+        k_all = self._kernel_rows(1.0)
+        kb_all = k_all if scale == 1.0 else self._kernel_rows(scale)
+        assert isinstance(k_all, np.ndarray)
+        assert isinstance(kb_all, np.ndarray)
         if scale not in self._fold_sums:
             parts = []
-            for level in levels:
+            for level in self._fold_sizes[0]:
                 index = np.flatnonzero(fold == level)
                 k = k_all[index]
                 parts.append(
@@ -254,8 +274,7 @@ class CoefficientCache:
                     )
                 )
             self._fold_sums[scale] = parts
-        chosen = [part for part, keep in zip(self._fold_sums[scale], present, strict=True) if keep]
-        return LabeledMoments.from_row_sums(functools.reduce(operator.add, chosen))
+        return self._fold_sums[scale]
 
     def rule(self, candidate: Candidate) -> Callable[[IntArray], tuple[CoefficientFit, FloatArray]]:
         """Coefficient of ``candidate`` on a subset of L, with its shrinkage weight omega(z)."""
@@ -272,6 +291,31 @@ class CoefficientCache:
             return fit, n_eff / (n_eff + candidate.shrinkage)
 
         return rule
+
+
+def coefficient_caches(
+    ctx: PoolContext,
+    labeled: LabeledSet,
+    feature_sets: dict[str, FeatureSet],
+    ridge: float,
+    fold: IntArray,
+) -> dict[str, CoefficientCache]:
+    """A :class:`CoefficientCache` per feature set; with the learned prediction and the signals,
+    the signals' and the prediction's alone take their fold sums from it (``source``)."""
+    caches: dict[str, CoefficientCache] = {}
+    parts_of: dict[str, tuple[CoefficientCache, list[int]]] = {}
+    if "learned+signals" in feature_sets:  # its fold sums hold those of the two others
+        whole = caches["learned+signals"] = CoefficientCache(
+            ctx, labeled, feature_sets["learned+signals"], ridge, fold=fold
+        )
+        k = ctx.features.shape[1]
+        parts_of = {"learned": (whole, [0]), "signals": (whole, list(range(1, 1 + k)))}
+    for name, feats in feature_sets.items():
+        if name not in caches:
+            caches[name] = CoefficientCache(
+                ctx, labeled, feats, ridge, fold=fold, source=parts_of.get(name)
+            )
+    return caches
 
 
 def family_candidates(

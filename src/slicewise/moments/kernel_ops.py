@@ -64,7 +64,7 @@ def square_column_sums(kernel: PoolKernel) -> FloatArray:
 
 
 @functools.cache
-def _upper_pairs(p: int) -> tuple[tuple[int, int], ...]:
+def upper_pairs(p: int) -> tuple[tuple[int, int], ...]:
     """(j, l) for j <= l < p, row-major: np.triu_indices(p), made once per p (it took a tenth
     of the labeled-side fits of ``auto``, called for each)."""
     rows, cols = np.triu_indices(p)
@@ -74,7 +74,7 @@ def _upper_pairs(p: int) -> tuple[tuple[int, int], ...]:
 def product_columns(x: FloatArray, out: FloatArray | None = None) -> FloatArray:
     """x_ij x_il for j <= l (upper triangle, row-major), shape (n, p(p+1)/2), column by column
     (no fancy-index temporaries); written into ``out`` when given."""
-    pairs = _upper_pairs(x.shape[1])
+    pairs = upper_pairs(x.shape[1])
     if out is None:
         out = np.empty((x.shape[0], len(pairs)), order="F")
     for t, (a, b) in enumerate(pairs):

@@ -122,6 +122,7 @@ def scales_sums_with(
     shared: int,
     products: bool = True,
     block_rows: int = BLOCK_ROWS,
+    fill: Callable[[int, int, FloatArray], None] | None = None,
 ) -> list[tuple[ScaleSums, FloatArray]]:
     """:func:`scale_sums_with` at several dense kernels (block kernels, stored or global ones)
     in one pass over the items: the columns [1, x, upper xx', V] of each block are made once
@@ -130,7 +131,9 @@ def scales_sums_with(
     scaled by kernel[0] at the end).
 
     V's rows start .. stop - 1 are ``columns(start, stop)`` (shape (rows, width); none when
-    ``columns`` is None); its first ``shared`` columns are summed at every kernel, the others at
+    ``columns`` is None), or ``fill(start, stop, out)`` writes them into ``out``, the block's
+    (rows, width) column-major part of the buffer that the products read, with no copy
+    (``columns`` is then not called); its first ``shared`` columns are summed at every kernel, the others at
     the first kernel only (a learned prediction's fold models at h). ``products=False`` leaves
     out xx'. A block kernel's block covers only the grid columns where its entries count
     (:meth:`~slicewise.locality.weights.BlockKernel.columns`). Returns, per kernel, the sums of
@@ -161,7 +164,9 @@ def scales_sums_with(
                 product_columns(
                     stacked[:, start_x : start_x + p], out=stacked[:, 1 + p : start_extra]
                 )
-            if columns is not None:
+            if fill is not None:
+                fill(start, stop, stacked[:, start_extra:])
+            elif columns is not None:
                 stacked[:, start_extra:] = columns(start, stop)
             rows = stop - start
             for i, kernel in enumerate(kernels):
@@ -270,10 +275,14 @@ def block_sums(
     return total
 
 
-def column_products(x: FloatArray, column: FloatArray, start: int, stop: int) -> FloatArray:
-    """Rows start .. stop - 1 of [c, c^2, c x] for a new column c next to features x."""
+def column_products(
+    x: FloatArray, column: FloatArray, start: int, stop: int, *, out: FloatArray | None = None
+) -> FloatArray:
+    """Rows start .. stop - 1 of [c, c^2, c x] for a new column c next to features x (written
+    into ``out``, best column-major, when given)."""
     col = column[start:stop]
-    out = np.empty((col.size, 2 + x.shape[1]), order="F")  # by columns: no temporaries
+    if out is None:
+        out = np.empty((col.size, 2 + x.shape[1]), order="F")  # by columns: no temporaries
     out[:, 0] = col
     np.multiply(col, col, out=out[:, 1])
     np.multiply(x[start:stop], col[:, None], out=out[:, 2:])

@@ -4,6 +4,7 @@ training set."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,7 @@ from .kernel_ops import (
     scale_rows,
     square,
     square_column_sums,
+    upper_pairs,
     weighted_sums,
 )
 
@@ -83,6 +85,28 @@ class LabeledRowSums:
                 else np.maximum(self.pi_max, other.pi_max)
             ),
             design_products=add(self.design_products, other.design_products),
+        )
+
+    def select(self, columns: Sequence[int]) -> LabeledRowSums:
+        """The sums of the features ``columns`` (positions in X, increasing) alone: those
+        that involve only (1, Y, X_columns), taken from these (a feature set that is part of
+        another, such as the signals of the learned prediction with the signals, needs no
+        product of its own)."""
+        keep = [0, 1, *(2 + c for c in columns)]
+        pairs = {pair: t for t, pair in enumerate(upper_pairs(self.width))}
+        outer = [pairs[(a, b)] for i, a in enumerate(keep) for b in keep[i:]]
+        return LabeledRowSums(
+            grid_size=self.grid_size,
+            width=len(keep),
+            products=self.products[:, keep + [self.width + t for t in outer]],
+            cross=self.cross,
+            square_b=self.square_b,
+            fourth=self.fourth,
+            sample_mass=self.sample_mass,
+            pi_max=self.pi_max,
+            design_products=(
+                None if self.design_products is None else self.design_products[:, outer]
+            ),
         )
 
     @classmethod
