@@ -111,7 +111,7 @@ results: $(VENV)/.installed-dev
 	$(STAMP) --log $(GEN)/models_gaps_deploy_2000.md -- python scripts/models_realdata.py --draws 200 --n 2000
 	$(STAMP) --log $(GEN)/models_gaps_deploy_8000.md -- python scripts/models_realdata.py --draws 100 --n 8000
 	@echo "==> benchmarks (bench_*.md; the MCMC comparison needs PyMC at MCMC_PYTHON)"
-	python -m benchmarks.bench_core --repeat 10 --out docs/results/bench_core.md
+	python -m benchmarks.bench_core --repeat 10 --runs 3 --out docs/results/bench_core.md
 	$(STAMP) --log $(GEN)/bench_memory.md -- python -m benchmarks.bench_memory
 	$(STAMP) --log $(GEN)/bench_methods.md -- python -m benchmarks.bench_methods --repeats 7
 	$(STAMP) --log $(GEN)/bench_study_engine.md -- python -m benchmarks.bench_study --jobs 2 --repeat 3 --skip-all

@@ -93,7 +93,9 @@ def calibration_weights(
         return np.ones_like(weights)
     rest = weights if residual is None else residual
     sbar = rest.T @ signals  # (G, K)
-    second = np.einsum("ig,ik,il->gkl", rest, signals, signals)
+    k = signals.shape[1]
+    products = (signals[:, :, None] * signals[:, None, :]).reshape(-1, k * k)
+    second = (rest.T @ products).reshape(-1, k, k)
     cov = second - sbar[:, :, None] * sbar[:, None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         labeled = weights.T @ signals
