@@ -21,7 +21,7 @@ import numpy as np
 from .._typing import FloatArray
 from ..moments.kernel_ops import weighted_products, weighted_sums
 from ..moments.pool import ScaleSums, scales_sums_with
-from .kernel_passes import LearnedColumns, MomentsPass, sorted_by_profile
+from .kernel_passes import LearnedColumns, MomentsPass
 
 #: The state of a :class:`FusedPass`: the moments pass's sums per scale, and per scale the
 #: (G, 1 + d) sums [w, w V] of the learned columns (one row for ``inf``).
@@ -50,7 +50,7 @@ class FusedPass:
 
         reader = self.reader
         locality = reader.locality
-        z, x = sorted_by_profile(reader.profile_values(batch), reader.features(batch))
+        z, x = reader.sorted_rows(batch)
         folds = len(self.compute.models)
         shared = 2 + x.shape[1]
         width = shared + folds
