@@ -596,12 +596,14 @@ def test_integer_keys_match_as_text_does(
         )
 
 
-def test_grouped_statistics_of_a_far_from_zero_signal(
-    data: PoolData, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("z", ["segment", "z"])
+def test_statistics_of_a_far_from_zero_signal(
+    data: PoolData, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, z: str
 ) -> None:
-    """The grouped statistics shift the sums by the signals' mean over the first rows: with a
-    signal 10^6 standard deviations from zero and the pool sorted by it (the head's mean about
-    1.7 sd below the pool's), the profile is still the in-memory one to 1e-9."""
+    """The statistics (grouped by a text profile column, or not) shift the sums by the
+    signals' mean over the first rows: with a signal 10^6 standard deviations from zero and the
+    pool sorted by it (the head's mean about 1.7 sd below the pool's), the profile is still the
+    in-memory one to 1e-9."""
     from slicewise.sources import duckdb_sql
 
     merged = data.merged.assign(length=1e6 + data.merged["agree"].to_numpy())
@@ -611,12 +613,12 @@ def test_grouped_statistics_of_a_far_from_zero_signal(
     length = merged["length"]
     assert length.iloc[:head].mean() < length.mean() - 1.5 * length.std()
     merged.drop(columns="human").to_parquet(tmp_path / "pool.parquet", index=False)
-    ref = sw.profile(merged, z="segment", signals=SIGNALS, label="human", method="lace")
+    ref = sw.profile(merged, z=z, signals=SIGNALS, label="human", method="lace")
     out = sw.profile(
         str(tmp_path / "*.parquet"),
         gold=data.gold,
         on="id",
-        z="segment",
+        z=z,
         signals=SIGNALS,
         label="human",
         method="lace",

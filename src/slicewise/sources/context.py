@@ -11,8 +11,8 @@ is the one the in-memory context would compute, up to the order of summation.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -151,8 +151,11 @@ class StreamedContext(PoolContext):
     ----------
     pool_size : int
         M, the number of pool items.
-    sums : mapping of float to ScaleSums
-        Kernel sums of the standardised signals at each scale (multiple of h) that was scanned.
+    sums : mapping of float to ScaleSums, optional
+        Kernel sums of the standardised signals at each scale (multiple of h) that was scanned;
+        None when they are not scanned yet (a continuous profile): the first method that needs
+        them scans the pool with ``reader`` (:meth:`scanned`), or :meth:`learned_sums` sums
+        them in its own pass.
     run : callable, optional
         Runs a pass of :mod:`slicewise.sources.scan` over the pool (the source's ``run``), for
         the pool sums of predictions fitted on the labeled items (learned control variates,
@@ -173,7 +176,7 @@ class StreamedContext(PoolContext):
     """
 
     pool_size: int = 0
-    sums: Mapping[float, ScaleSums] = field(default_factory=dict)
+    sums: Mapping[float, ScaleSums] | None = None
     run: Runner | None = None
     reader: MomentsPass | None = None
     level_values: FloatArray | None = None
@@ -184,6 +187,22 @@ class StreamedContext(PoolContext):
     def n_pool(self) -> int:
         """M."""
         return self.pool_size
+
+    def scanned(self) -> Mapping[float, ScaleSums]:
+        """The kernel sums of the standardised signals (:attr:`sums`; the pass of ``reader``
+        the first time when they were not scanned yet)."""
+        if self.sums is not None:
+            return self.sums
+        if ("scanned sums",) not in self._cache:
+            run, reader = self._runner()
+            self._cache[("scanned sums",)] = run(reader)
+        return self._cache[("scanned sums",)]  # type: ignore[no-any-return]
+
+    def _scales(self) -> Collection[float]:
+        """The scales whose signal sums are (or will be, on first use) scanned."""
+        if self.sums is not None:
+            return self.sums
+        return () if self.reader is None else self.reader.scales
 
     def pool_kernel(self, scale: float = 1.0) -> Any:
         """The kernel rows of the labeled items (the only items held in memory)."""
@@ -201,7 +220,7 @@ class StreamedContext(PoolContext):
         if key in self._cache:
             return self._cache[key]  # type: ignore[no-any-return]
         scale = float(nuisance_scale)
-        if name not in FEATURE_SETS or scale not in self.sums:
+        if name not in FEATURE_SETS or scale not in self._scales():
             raise ValueError(
                 f"The pool moments of {name!r} at nuisance scale {nuisance_scale} were not "
                 "computed by the scan of this out-of-core pool; this method needs the pool in "
@@ -218,7 +237,7 @@ class StreamedContext(PoolContext):
         kernel = self.kernel(1.0)
         kernel_b = kernel if scale == 1.0 else self.kernel(scale)
         moments = pool_moments(
-            self.sums, columns, p=p, scale_b=scale, kernel=kernel, kernel_b=kernel_b
+            self.scanned(), columns, p=p, scale_b=scale, kernel=kernel, kernel_b=kernel_b
         )
         self._cache[key] = moments
         return moments
@@ -228,12 +247,12 @@ class StreamedContext(PoolContext):
     ) -> ScaleSums:
         """The scanned kernel sums of the signals (``'signals'``) or their masses (``'none'``)."""
         scale = float(scale)
-        if name not in ("none", "signals") or scale not in self.sums:
+        if name not in ("none", "signals") or scale not in self._scales():
             raise ValueError(
                 f"The pool kernel sums of {name!r} at scale {scale} were not computed by the "
                 "scan of this out-of-core pool; this method needs the pool in memory for now."
             )
-        sums = self.sums[scale].broadcast(self.grid_size)
+        sums = self.scanned()[scale].broadcast(self.grid_size)
         if name == "none":
             empty = np.zeros((self.grid_size, 0))
             return ScaleSums(sums.mass, sums.sq_mass, empty, empty)
@@ -290,11 +309,21 @@ class StreamedContext(PoolContext):
         nuisance ``scales`` and globally give those of the standardised c = (a - mean) / sd
         (c's sums are affine in a's, with the pool mean and sd of a from the global sums).
         The signals' sums those need are the scanned ones (as the in-memory pool uses its
-        signals' sums), or, at a scale that was not scanned, summed in the same pass."""
+        signals' sums), or, at a scale that was not scanned, summed in the same pass; when the
+        signals' sums were not scanned yet (a continuous profile), the one pass of
+        :class:`~.fused_pass.FusedPass` gives both."""
         run, reader = self._runner()
         folds, k = len(fit.models), self.features.shape[1]
         every = tuple(sorted({1.0, *map(float, scales), math.inf}))
-        scanned = all(s in self.sums for s in every)
+        synthetic = self._synthetic_model()
+        fused = (
+            self.sums is None
+            and ("scanned sums",) not in self._cache
+            and synthetic is None
+            and self.locality.kind == "continuous"
+            and all(s in reader.scales for s in every)
+        )
+        scanned = fused or all(s in self._scales() for s in every)
         columns: Any = LearnedColumns(
             fit.models,
             self.locality.kind,
@@ -302,10 +331,14 @@ class StreamedContext(PoolContext):
             self.design_basis(fit.learner),
             signals=not scanned,
         )
-        synthetic = self._synthetic_model()
-        if synthetic is not None:  # the smoothing's prediction in the same pass
-            columns = JoinedColumns(columns, PredictionColumns(synthetic), split=folds)
-        raw = run(ColumnSumsPass(reader, every, columns))
+        if fused:
+            from .fused_pass import FusedPass
+
+            self._cache[("scanned sums",)], raw = run(FusedPass(reader, columns))
+        else:
+            if synthetic is not None:  # the smoothing's prediction in the same pass
+                columns = JoinedColumns(columns, PredictionColumns(synthetic), split=folds)
+            raw = run(ColumnSumsPass(reader, every, columns))
         if synthetic is not None:
             self._cache[_prediction_key(synthetic)] = np.asarray(raw[1.0][:, -1])
             raw = {s: block[:, :-1] for s, block in raw.items()}
@@ -316,7 +349,7 @@ class StreamedContext(PoolContext):
 
         def standardised(s: float) -> FloatArray:
             block = raw[s]
-            x = self.sums[s].first if scanned else block[:, 3 + folds + k :]
+            x = self.scanned()[s].first if scanned else block[:, 3 + folds + k :]
             return standardised_sums(
                 block[:, 1 + folds : 3 + folds + k], block[:, 0], x, mean, scale
             )

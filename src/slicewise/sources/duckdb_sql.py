@@ -6,6 +6,7 @@ the statistics scan) and the sums of the logistic models' predictions per level
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -176,18 +177,9 @@ def sql_stats(
         for _, sums in level_sums.rows:
             squares += sums[diagonal]
     else:
-        rows, z_missing, bad, means, z_min, z_max, z_integer = _pool_stats(
+        rows, z_missing, bad, means, squares, z_min, z_max, z_integer = _pool_stats(
             relation, pass_, values, len(numeric)
         )
-        squares = np.zeros(len(values))
-        if values and rows and not any(bad):  # with a bad value the profile stops
-            deviations = [
-                f"{v} - {sql_number(m)} AS d{j}"
-                for j, (v, m) in enumerate(zip(values, means, strict=True))
-            ]
-            squared = ", ".join(f"sum(d{j} * d{j})" for j in range(len(values)))
-            sql = f"SELECT {squared} FROM (SELECT {', '.join(deviations)} FROM pool)"
-            squares = np.asarray(relation.query("pool", sql).fetchall()[0], dtype=np.float64)
     q = len(numeric)
     levels: list[set[Any] | None] = []
     for name, flag in zip(pass_.z, pass_.numeric_z, strict=True):
@@ -220,37 +212,80 @@ def sql_stats(
 
 def _pool_stats(
     relation: Any, pass_: StatsPass, values: Sequence[str], q: int
-) -> tuple[int, tuple[int, ...], list[int], FloatArray, list[float], list[float], list[bool]]:
+) -> tuple[
+    int, tuple[int, ...], list[int], FloatArray, FloatArray, list[float], list[float], list[bool]
+]:
     """Row count, missing profile values, missing or non-finite values of the numeric columns
-    ``values`` (the first ``q`` are the numeric profile columns), their means, and the profile
-    columns' minimum, maximum and integrality, from one aggregate over the pool.
+    ``values`` (the first ``q`` are the numeric profile columns), their means and sums of
+    squared deviations from the means, and the profile columns' minimum, maximum and
+    integrality, from one aggregate over the pool.
 
-    The missing values are counted per column (``count``), the non-finite ones only when a mean
-    is not finite (a second query, on data the profile refuses), as :func:`_grouped_stats` does.
+    The sums are taken of the values minus a shift c (their mean over the first
+    :data:`SHIFT_ROWS` rows, as :func:`_grouped_stats` does), d = v - c: the mean is m = c +
+    sum d / n and the sum of squared deviations sum d^2 - n (m - c)^2 (the shifted-data
+    algorithm; with c near m it cancels no more than numpy's two-pass sums), so one scan gives
+    what an aggregate of the means and a second one of the squared deviations gave. The
+    missing values are counted per column (``count``), the non-finite ones only when a mean is
+    not finite (a second query, on data the profile refuses). The squared deviations are zeros
+    when a value is missing or not finite (the profile stops).
     """
+    shift = _head_means(relation, values)
+    shifted = [
+        f"{v} - {sql_number(float(c))} AS d{j}"
+        for j, (v, c) in enumerate(zip(values, shift, strict=True))
+    ]
+    zq = [f"{v} AS v{j}" for j, v in enumerate(values[:q])]
+    d = [f"d{j}" for j in range(len(values))]
     terms = ["count(*)"]
     terms += [f"count(*) - count({quote(c)})" for c in pass_.z]
-    terms += [f"count(*) - count({v})" for v in values]
-    terms += [f"avg({v})" for v in values]
-    zq = values[:q]
-    terms += [f"min({v}), max({v}), coalesce(bool_and({v} = round({v})), TRUE)" for v in zq]
-    row = list(relation.query("pool", f"SELECT {', '.join(terms)} FROM pool").fetchall()[0])
+    terms += [f"count({x})" for x in d]
+    terms += [f"sum({x})" for x in d]
+    terms += [f"sum({x} * {x})" for x in d]
+    terms += [
+        f"min(v{j}), max(v{j}), coalesce(bool_and(v{j} = round(v{j})), TRUE)" for j in range(q)
+    ]
+    z_raw = [quote(c) for c in pass_.z]
+    rows_of = f"(SELECT {', '.join([*z_raw, *shifted, *zq])} FROM pool) AS shifted"
+    row = list(relation.query("pool", f"SELECT {', '.join(terms)} FROM {rows_of}").fetchall()[0])
     rows = int(row.pop(0))
     z_missing = tuple(int(row.pop(0)) for _ in pass_.z)
-    bad = [int(row.pop(0)) for _ in values]
-    means = np.asarray([row.pop(0) for _ in values], dtype=np.float64)
+    present = np.asarray([int(row.pop(0)) for _ in values], dtype=np.float64)
+    first = np.asarray([_number(row.pop(0)) for _ in values], dtype=np.float64)
+    second = np.asarray([_number(row.pop(0)) for _ in values], dtype=np.float64)
+    bad = [int(rows - n) for n in present]
     z_min, z_max, z_integer = [], [], []
-    for _ in zq:
+    for _ in range(q):
         z_min.append(float(row.pop(0)))
         z_max.append(float(row.pop(0)))
         z_integer.append(bool(row.pop(0)))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        means = np.where(present > 0, shift + first / np.where(present > 0, present, 1), np.nan)
+        squares = np.zeros(len(values))
+        if rows and not any(bad):
+            squares = second - rows * (means - shift) ** 2
     if rows and not np.all(np.isfinite(means[np.asarray(bad) < rows])):
         counted = ", ".join(
             f"count(*) FILTER (WHERE NOT coalesce(isfinite({v}), FALSE))" for v in values
         )
         found = relation.query("pool", f"SELECT {counted} FROM pool").fetchall()[0]
         bad = [int(b) for b in found]
-    return rows, z_missing, bad, means, z_min, z_max, z_integer
+        squares = np.zeros(len(values))
+    return rows, z_missing, bad, means, squares, z_min, z_max, z_integer
+
+
+def _head_means(relation: Any, values: Sequence[str]) -> FloatArray:
+    """The means of the finite ``values`` over the first :data:`SHIFT_ROWS` rows (0 where there
+    is none): the shift of the sums of :func:`_pool_stats` and :func:`_grouped_stats`."""
+    if not values:
+        return np.zeros(0)
+    head = ", ".join(f"coalesce(avg({v}) FILTER (WHERE isfinite({v})), 0)" for v in values)
+    found = relation.query("pool", f"SELECT {head} FROM (SELECT * FROM pool LIMIT {SHIFT_ROWS})")
+    return np.asarray(found.fetchall()[0], dtype=np.float64)
+
+
+def _number(value: Any) -> float:
+    """A SQL number as a float, NULL (a sum over no values) as NaN."""
+    return math.nan if value is None else float(value)
 
 
 #: Rows at the head of the pool whose mean signals shift the sums of :func:`_grouped_stats`.
@@ -277,9 +312,7 @@ def _grouped_stats(
     each deviation once per use, 1.14 this way, and the floor's aggregate of the same sums
     0.9-1.1.
     """
-    head = ", ".join(f"coalesce(avg({v}) FILTER (WHERE isfinite({v})), 0)" for v in values)
-    found = relation.query("pool", f"SELECT {head} FROM (SELECT * FROM pool LIMIT {SHIFT_ROWS})")
-    shift = np.asarray(found.fetchall()[0], dtype=np.float64)
+    shift = _head_means(relation, values)
     z = quote(pass_.z[0])
     p = len(values)
     shifted = [

@@ -69,13 +69,34 @@ class MomentsPass:
         x /= self.scale
         return x
 
-    def partial(self, batch: Any) -> dict[float, ScaleSums]:
+    def sorted_rows(self, batch: Any) -> tuple[FloatArray, FloatArray]:
+        """The batch's Z and standardised signals (column-major) in increasing order of a
+        one-column Z (:func:`sorted_by_profile`'s order; unsorted for several columns).
+
+        Each signal is gathered in Z's order as it is read, so the rows are not moved
+        twice; the values are those of :meth:`features`, sorted."""
         z = self.profile_values(batch)
-        x = self.features(batch)
+        order = None
+        if z.shape[1] == 1 and not bool(np.all(z[1:, 0] >= z[:-1, 0])):
+            order = np.argsort(z[:, 0])
+            z = np.take(z, order, axis=0)
+        x = np.empty((batch.num_rows, len(self.signals)), order="F")
+        for j, c in enumerate(self.signals):
+            values = column_values(batch, c)
+            x[:, j] = values if order is None else np.take(values, order)
+        x -= self.mean
+        x /= self.scale
+        return z, x
+
+    def partial(self, batch: Any) -> dict[float, ScaleSums]:
         out: dict[float, ScaleSums] = {}
         if self.locality.kind == "continuous":
+            z, x = self.sorted_rows(batch)
             finite = [scale for scale in self.scales if not math.isinf(scale)]
-            out.update(zip(finite, continuous_sums(self.locality, z, x, finite), strict=True))
+            found = continuous_sums(self.locality, z, x, finite, ordered=True)
+            out.update(zip(finite, found, strict=True))
+        else:
+            z, x = self.profile_values(batch), self.features(batch)
         for scale in self.scales:
             if scale in out:
                 continue
@@ -198,12 +219,12 @@ class ColumnSumsPass:
         return self.reader.columns
 
     def partial(self, batch: Any) -> dict[float, FloatArray]:
-        z = self.reader.profile_values(batch)
-        x = self.reader.features(batch)
         locality = self.reader.locality
         out: dict[float, FloatArray] = {}
         if locality.kind == "continuous":
-            z, x = sorted_by_profile(z, x)
+            z, x = self.reader.sorted_rows(batch)
+        else:
+            z, x = self.reader.profile_values(batch), self.reader.features(batch)
         values = self.compute(z, x)
         if locality.kind == "continuous":
             finite = [scale for scale in self.scales if not math.isinf(scale)]

@@ -33,12 +33,38 @@ class HistogramPass:
         out = []
         for edges in self.edges:
             inside = x[(x >= edges[0]) & (x < edges[-1])]
-            bins = np.searchsorted(edges, inside, side="right") - 1
+            bins = bin_of(edges, inside)
             out.append(np.bincount(bins, minlength=edges.size - 1).astype(np.float64))
         return out
 
     def merge(self, a: list[FloatArray], b: list[FloatArray]) -> list[FloatArray]:
         return [x + y for x, y in zip(a, b, strict=True)]
+
+
+def bin_of(edges: FloatArray, values: FloatArray) -> Any:
+    """``np.searchsorted(edges, values, side="right") - 1`` for values in [edges[0], edges[-1])
+    and nondecreasing ``edges`` (np.linspace), exactly, without a binary search per value.
+
+    The bin is guessed from the values' distance to edges[0] in equal widths and moved by one
+    where the edges say it is off; where the moved bin still does not satisfy edges[b] <= v <
+    edges[b + 1] (the largest such b), the binary search decides. At 1e7 values and 4,096 bins
+    the binary search was 1.1 of a histogram pass's 1.3 processor seconds.
+    """
+    n = edges.size - 1
+    width = (edges[-1] - edges[0]) / n if n > 0 else 0.0
+    if not (np.isfinite(width) and width > 0) or values.size == 0:
+        return np.searchsorted(edges, values, side="right") - 1
+    guess = np.floor((values - edges[0]) / width)
+    np.clip(guess, 0, n - 1, out=guess)
+    bins = guess.astype(np.intp)
+    bins -= edges[bins] > values
+    np.clip(bins, 0, n - 1, out=bins)
+    bins += edges[bins + 1] <= values
+    np.clip(bins, 0, n - 1, out=bins)
+    wrong = np.flatnonzero((edges[bins] > values) | (edges[bins + 1] <= values))
+    if wrong.size:
+        bins[wrong] = np.searchsorted(edges, values[wrong], side="right") - 1
+    return bins
 
 
 @dataclass(frozen=True)

@@ -260,7 +260,9 @@ class PoolScan:
                 method, options.nuisance_scale, ordered=self.kind != "categorical"
             ),
         )
-        sums = self.source.run(reader)
+        # a continuous profile's kernel sums wait for the first method that reads them: the
+        # learned control variates then sum them in their own pass (StreamedContext)
+        sums = None if self.kind == "continuous" else self.source.run(reader)
         table = ItemTable(
             z=self.lab_z,
             kind=self.kind,
@@ -280,7 +282,7 @@ class PoolScan:
                 else np.asarray(self.levels, dtype=np.float64)
             )
         counts = None
-        if self.kind == "categorical" and values is not None:  # the masses are the counts
+        if self.kind == "categorical" and values is not None and sums is not None:
             grid_codes = locality.grid[:, 0].astype(np.intp)
             if np.array_equal(np.sort(grid_codes), np.arange(values.size)):
                 counts = np.zeros(values.size)

@@ -10,7 +10,9 @@ the labeled rows are the only rows held in memory. ``auto``, ``lace_shrunk`` and
 ``lace_learned`` read the signals' sums at the nuisance scales they try, and their learned
 predictions (fitted on the labeled rows within folds) and the smoothing's synthetic covariate
 are applied to the pool in one more pass, or two when the smoothing needs its covariate before
-the fold models are fitted
+the fold models are fitted; on a continuous profile the kernel sums wait for the first method
+that reads them, so the learned predictions are summed in the same pass as the signals
+(:mod:`.fused_pass`)
 (:meth:`~slicewise.sources.context.StreamedContext.learned_sums`; on a text profile column of
 a DuckDB or Spark pool the pass is one SQL aggregate, :mod:`.learned_sql`). The labeled rows are put in
 the canonical order of the in-memory table, so folds drawn on them are the same whatever the

@@ -1,0 +1,134 @@
+"""One pass over a pool with a continuous profile for both the signals' kernel sums and the
+learned control variate's: the fold models are fitted on the labeled items alone (with the pool
+standardisation of the signals and of Z from the statistics passes), so they can predict every
+record batch in the pass that sums its signals, and the batch is read, sorted by Z and its kernel
+blocks made once instead of twice.
+
+:class:`FusedPass` gives the state of :class:`~.kernel_passes.MomentsPass` and, beside it, per
+scale, the sums [w, w V] of the columns V of a :class:`~.kernel_passes.LearnedColumns` (without
+the signals: their sums are the moments pass's own). At 1e7 rows (20 grid points, 6 signals,
+five fold models) the separate learned pass was a third of a continuous ``auto``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._typing import FloatArray
+from ..moments.kernel_ops import weighted_products, weighted_sums
+from ..moments.pool import ScaleSums, scales_sums_with
+from .kernel_passes import LearnedColumns, MomentsPass
+
+#: The state of a :class:`FusedPass`: the moments pass's sums per scale, and per scale the
+#: (G, 1 + d) sums [w, w V] of the learned columns (one row for ``inf``).
+FusedState = tuple[dict[float, ScaleSums], dict[float, FloatArray]]
+
+
+@dataclass(frozen=True, eq=False)
+class FusedPass:
+    """Kernel sums of the standardised signals at ``reader.scales`` and of the learned columns
+    of ``compute`` (fold predictions P, their average a, a^2 and a x) at the same scales.
+
+    Every column of V is summed at h; at the other scales only [a, a^2, a x] (the fold
+    predictions' own sums are read at h alone), their P columns left at zero. The kernel entries
+    and each column are those of the two separate passes; only the order of summation differs.
+    """
+
+    reader: MomentsPass
+    compute: LearnedColumns
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.reader.columns
+
+    def partial(self, batch: Any) -> FusedState:
+        from ..locality.weights import BlockKernel
+
+        reader = self.reader
+        locality = reader.locality
+        z, x = reader.sorted_rows(batch)
+        folds = len(self.compute.models)
+        shared = 2 + x.shape[1]
+        width = shared + folds
+        finite = sorted((s for s in reader.scales if not math.isinf(s)), key=lambda s: s != 1.0)
+        kernels: list[Any] = [
+            BlockKernel(
+                z, locality.grid, locality.bandwidth * s if s != 1.0 else locality.bandwidth
+            )
+            for s in finite
+        ]
+        learned = _BlockColumns(self.compute, z, x)
+        found = scales_sums_with(kernels, x, learned, width, shared=shared)
+        sums: dict[float, ScaleSums] = {}
+        extra: dict[float, FloatArray] = {}
+        for scale, (scale_sums, block) in zip(finite, found, strict=True):
+            sums[scale] = scale_sums
+            extra[scale] = _learned_block(scale_sums.mass, block, folds, width)
+        if any(math.isinf(s) for s in reader.scales):
+            rows = float(x.shape[0])
+            ones = np.ones((x.shape[0], 1))
+            sums[math.inf] = ScaleSums(
+                mass=np.full(1, rows),
+                sq_mass=np.full(1, rows),
+                first=weighted_sums(ones, x),
+                second=weighted_products(ones, x),
+            )
+            extra[math.inf] = _learned_block(np.full(1, rows), learned.total, folds, width)
+        return sums, extra
+
+    def merge(self, a: FusedState, b: FusedState) -> FusedState:
+        return (
+            {scale: a[0][scale] + b[0][scale] for scale in a[0]},
+            {scale: a[1][scale] + b[1][scale] for scale in a[1]},
+        )
+
+
+class _BlockColumns:
+    """The learned columns V = [a, a^2, a x, P] of the sorted rows start .. stop - 1, made when
+    :func:`~slicewise.moments.pool.scales_sums_with` asks for them, column by column into one
+    column-major buffer (the columns of :class:`~.kernel_passes.LearnedColumns` with the same
+    arithmetic, the ones summed at every scale first); ``total`` adds up [a, a^2, a x] of every
+    row asked for (the global sums)."""
+
+    def __init__(self, columns: LearnedColumns, z: FloatArray, x: FloatArray) -> None:
+        self.columns, self.z, self.x = columns, z, x
+        self.k = x.shape[1]
+        self.width = 2 + self.k + len(columns.models)
+        self.buffer = np.empty((0, self.width), order="F")
+        self.total = np.zeros((1, 2 + self.k))
+
+    def __call__(self, start: int, stop: int) -> FloatArray:
+        from ..estimators.learner_design import predict_models
+
+        c, k = self.columns, self.k
+        rows = stop - start
+        if self.buffer.shape[0] < rows:
+            self.buffer = np.empty((rows, self.width), order="F")
+        out = self.buffer[:rows]
+        xs = self.x[start:stop]
+        predictions = predict_models(c.models, self.z[start:stop], xs, c.kind, c.learner, c.basis)
+        average = out[:, 0]
+        np.mean(predictions, axis=0, out=average)
+        np.multiply(average, average, out=out[:, 1])
+        for j in range(k):
+            np.multiply(average, xs[:, j], out=out[:, 2 + j])
+        out[:, 2 + k :] = predictions.T
+        self.total += out[:, : 2 + k].sum(axis=0)
+        return out
+
+
+def _learned_block(mass: FloatArray, block: FloatArray, folds: int, width: int) -> FloatArray:
+    """[w, w P, w a, w a^2, w a x] in the layout of a :class:`~.kernel_passes.ColumnSumsPass`
+    of :class:`~.kernel_passes.LearnedColumns`, from the sums of the reordered V (shared
+    columns first; the fold predictions only when summed at this scale, zeros otherwise)."""
+    out = np.zeros((mass.size, 1 + width))
+    out[:, 0] = mass
+    shared = width - folds
+    out[:, 1 + folds :] = block[:, :shared]
+    if block.shape[1] == width:
+        out[:, 1 : 1 + folds] = block[:, shared:]
+    return out
