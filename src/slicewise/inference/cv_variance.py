@@ -153,9 +153,13 @@ class CrossValidated:
     g: FloatArray | None = None
 
     def calibrated(self, g: FloatArray) -> CrossValidated:
-        """The same residuals with every variance term times g_i(z)^2: the variance given the
-        labeled set (:mod:`slicewise.inference.calibration`)."""
-        return replace(self, terms=self.terms * g**2, g=g)
+        """The same residuals with every variance term times g_i(z)^2 at the grid points where
+        that raises the variance: the variance given the labeled set
+        (:mod:`slicewise.inference.calibration`), never below the plain one."""
+        weighted = self.terms * g**2
+        higher = np.nansum(weighted, axis=0) > np.nansum(self.terms, axis=0)
+        g = np.where(higher[None, :], g, 1.0)
+        return replace(self, terms=np.where(higher[None, :], weighted, self.terms), g=g)
 
     def estimate(
         self,
