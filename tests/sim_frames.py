@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -26,3 +28,20 @@ def continuous_frame(m: int = 600, n: int = 150, seed: int = 1) -> pd.DataFrame:
     )
     frame.loc[rng.permutation(m)[n:], "y"] = np.nan
     return frame
+
+
+def kernel_weights(
+    rng: np.random.Generator, n: int, g: int, *, with_design: bool
+) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Random Gaussian-shaped kernel weights of n labeled items at g grid points (columns summing
+    to 1), local labeled fractions in [0.05, 0.3], and (``with_design``) the DesignWeights of
+    random inclusion probabilities in [0.1, 0.9], else None."""
+    from slicewise.inference.cv_variance import design_weights
+
+    kernel = np.exp(-0.5 * rng.normal(size=(n, g)) ** 2)
+    mass = kernel.sum(axis=0)
+    weights = kernel / mass
+    fraction = rng.uniform(0.05, 0.3, g)
+    pi = rng.uniform(0.1, 0.9, n)
+    design = design_weights(weights, mass, pi, mass / fraction) if with_design else None
+    return weights, fraction, design

@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import sim_frames
 from slicewise.estimators.centered import CoefficientFit
 from slicewise.inference.cv_batch import FoldOrder, item_sums
 from slicewise.inference.cv_variance import (
     cross_validated,
-    design_weights,
     fold_parts,
     term_factor,
 )
@@ -24,12 +24,7 @@ from slicewise.moments.sums import LabeledMoments
 def test_item_sums_of_a_batch_are_those_of_each_candidates_terms(with_design: bool, p: int) -> None:
     rng = np.random.default_rng(21)
     n, g, count = 400, 6, 4
-    kernel = np.exp(-0.5 * rng.normal(size=(n, g)) ** 2)
-    mass = kernel.sum(axis=0)
-    weights = kernel / mass
-    fraction = rng.uniform(0.05, 0.3, g)
-    pi = rng.uniform(0.1, 0.9, n)
-    design = design_weights(weights, mass, pi, mass / fraction) if with_design else None
+    weights, fraction, design = sim_frames.kernel_weights(rng, n, g, with_design=with_design)
     y, x = rng.random(n), rng.normal(size=(n, p))
     fold = rng.integers(0, 5, n)
     parts = fold_parts(fold)

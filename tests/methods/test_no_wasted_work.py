@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import sim_frames
 from slicewise.data.column_stats import MOMENT_ROWS, STANDARDIZE_ROWS, column_moments, standardize
 from slicewise.data.table import make_table
 from slicewise.methods.base import LabeledSet, PoolContext
@@ -198,16 +199,11 @@ def test_indicator_kernel_is_the_dense_indicator() -> None:
 def test_variance_terms_with_the_factor_made_once_are_the_formula(with_design: bool) -> None:
     # auto scores every candidate with one term_factor; the terms are the module's formula
     from slicewise.estimators.centered import CoefficientFit
-    from slicewise.inference.cv_variance import cross_validated, design_weights, term_factor
+    from slicewise.inference.cv_variance import cross_validated, term_factor
 
     rng = np.random.default_rng(12)
     n, g, p = 300, 6, 2
-    kernel = np.exp(-0.5 * rng.normal(size=(n, g)) ** 2)
-    mass = kernel.sum(axis=0)
-    weights = kernel / mass
-    fraction = rng.uniform(0.05, 0.3, g)
-    pi = rng.uniform(0.1, 0.9, n)
-    design = design_weights(weights, mass, pi, mass / fraction) if with_design else None
+    weights, fraction, design = sim_frames.kernel_weights(rng, n, g, with_design=with_design)
     y, x = rng.random(n), rng.normal(size=(n, p))
     fold = np.arange(n) % 4
     coef = rng.normal(size=(g, p))
