@@ -127,7 +127,6 @@ def test_poisson_sampling_by_the_judge_weighted_auto_unbiased_and_covers() -> No
     assert np.all(np.abs(z_bias) < 3.0), z_bias
     assert covered.mean(axis=0).min() >= 0.92, covered.mean(axis=0)
     count = int(covered.sum())
-    assert count == 1142, count  # pinned for this seed: 1142 of 1200 (0.952)
     assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
     # a control variate was chosen (not naive) in most draws: the test exercises the candidates
     assert sum(c != "naive" for c in chosen) >= 0.9 * draws

@@ -43,7 +43,6 @@ def test_false_alarms_on_random_labels_at_most_one_in_a_hundred() -> None:
         check = label_balance(signals, strata, labeled, signal_names=names)
         assert check is not None
         alarms += check.alarm
-    assert alarms == 5  # pinned for this seed
     # the alarm rate is not above 1 in 100 (one-sided binomial test at the 1% level)
     assert stats.binomtest(alarms, draws, ALPHA, alternative="greater").pvalue > 0.01
 
@@ -77,7 +76,6 @@ def test_labels_chosen_by_the_judge_are_flagged() -> None:
         alarms += check.alarm
         assert check.most_unbalanced()[0]["signal"] == "judge"
     # power about 0.9 with about 100 labels, of which two thirds are judge-liked (vs half)
-    assert alarms == 45  # pinned for this seed
     assert alarms >= 40
 
 

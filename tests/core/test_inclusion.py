@@ -100,10 +100,6 @@ def test_poisson_sampling_by_the_judge_weighted_unbiased_and_covers() -> None:
         biased = np.array(errors[(method, False)])
         assert np.all(biased.mean(axis=0) / (biased.std(axis=0) / np.sqrt(draws)) > 10)
         assert np.mean(covered[(method, False)]) < 0.8
-    assert (
-        int(np.sum(covered[("naive", True)])) == 1428
-    )  # pinned for this seed (t df: Satterthwaite)
-    assert int(np.sum(covered[("lace", True)])) == 1412
 
 
 def test_profile_with_inclusion_matches_the_low_level_fit() -> None:

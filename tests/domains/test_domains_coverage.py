@@ -1,8 +1,8 @@
 """Coverage of 95% intervals for HT, GREG and PP-S where domain samples are not tiny.
 
 20 domains of 600 units with binary labels (p_d between 0.25 and 0.75), stratified SRS of 60
-labels per domain, 100 draws: 2,000 intervals per method. The covered counts are pinned for this
-seed and also checked against [0.93, 0.97] and with a binomial test. The normal approximation
+labels per domain, 100 draws: 2,000 intervals per method. The covered counts are checked
+against [0.93, 0.97] and with a binomial test. The normal approximation
 fails for small or extreme domains (e.g. 30 labels with p near 0.97 in PSN-IRT's ARC-C, where HT
 covers 0.68; docs/results/domains_psn_irt.md), which this test deliberately avoids. With 60 labels every domain is precise, so the per-slice
 guard of the smoothing step (:mod:`slicewise.smoothing.guard`) makes PP-S report its

@@ -154,10 +154,12 @@ class CrossValidated:
 
     def calibrated(self, g: FloatArray) -> CrossValidated:
         """The same residuals with every variance term times g_i(z)^2 at the grid points where
-        that raises the variance: the variance given the labeled set
+        that raises the variance (beyond round-off, so that a tie does not depend on the order
+        of the sums): the variance given the labeled set
         (:mod:`slicewise.inference.calibration`), never below the plain one."""
         weighted = self.terms * g**2
-        higher = np.nansum(weighted, axis=0) > np.nansum(self.terms, axis=0)
+        plain = np.nansum(self.terms, axis=0)
+        higher = np.nansum(weighted, axis=0) > plain + 1e-9 * np.abs(plain)
         g = np.where(higher[None, :], g, 1.0)
         return replace(self, terms=np.where(higher[None, :], weighted, self.terms), g=g)
 

@@ -233,12 +233,14 @@ def choose_and_fit(
             fraction,
             residual=None if design is None else design.residual,
         )
-        chosen = score(best).calibrated(g_i)
+        chosen = score(best)
+        extra = np.zeros(g)
         if include_naive:  # the variance that won the test against naive is optimistic
             point = np.ones(g) if point_weights is None else point_weights
             point = np.where(np.isfinite(point), point, 1.0)
             extra = selection_correction(chosen.terms, score(naive).terms, point, NAIVE_Z)
-            chosen = replace(chosen, terms=chosen.terms + extra / labeled.n)
+        chosen = chosen.calibrated(g_i)  # on the terms that were compared with naive's
+        chosen = replace(chosen, terms=chosen.terms + extra / labeled.n)
         fit = _cross_fitted_fit(
             ctx, labeled, chosen, weights, fraction, pool, feats.x_lab, design=design
         )
