@@ -63,7 +63,7 @@ from .candidates import (
     learned_features,
     signal_features,
 )
-from .choice import NAIVE_Z, item_terms, one_standard_error_choice
+from .choice import NAIVE_Z, criterion_point, item_terms, one_standard_error_choice
 from .options import MethodOptions
 from .smoothed import disjoint_domains, shrinkage_weights, smooth_fit
 
@@ -234,13 +234,13 @@ def choose_and_fit(
             residual=None if design is None else design.residual,
         )
         chosen = score(best)
-        extra = np.zeros(g)
+        extra = None
         if include_naive:  # the variance that won the test against naive is optimistic
-            point = np.ones(g) if point_weights is None else point_weights
-            point = np.where(np.isfinite(point), point, 1.0)
+            point = criterion_point(point_weights, g)
             extra = selection_correction(chosen.terms, score(naive).terms, point, NAIVE_Z)
-        chosen = chosen.calibrated(g_i)  # on the terms that were compared with naive's
-        chosen = replace(chosen, terms=chosen.terms + extra / labeled.n)
+        chosen = chosen.calibrated(g_i)  # the correction read the terms compared with naive's
+        if extra is not None:
+            chosen = replace(chosen, terms=chosen.terms + extra / labeled.n)
         fit = _cross_fitted_fit(
             ctx, labeled, chosen, weights, fraction, pool, feats.x_lab, design=design
         )

@@ -19,9 +19,8 @@ from typing import Any
 import numpy as np
 
 from .._typing import FloatArray
-from ..moments.kernel_ops import weighted_products, weighted_sums
-from ..moments.pool import ScaleSums, scales_sums_with
-from .kernel_passes import LearnedColumns, MomentsPass
+from ..moments.pool import ScaleSums, column_products, scales_sums_with
+from .kernel_passes import LearnedColumns, MomentsPass, global_sums
 
 #: The state of a :class:`FusedPass`: the moments pass's sums per scale, and per scale the
 #: (G, 1 + d) sums [w, w V] of the learned columns (one row for ``inf``).
@@ -69,15 +68,8 @@ class FusedPass:
             sums[scale] = scale_sums
             extra[scale] = _learned_block(scale_sums.mass, block, folds, width)
         if any(math.isinf(s) for s in reader.scales):
-            rows = float(x.shape[0])
-            ones = np.ones((x.shape[0], 1))
-            sums[math.inf] = ScaleSums(
-                mass=np.full(1, rows),
-                sq_mass=np.full(1, rows),
-                first=weighted_sums(ones, x),
-                second=weighted_products(ones, x),
-            )
-            extra[math.inf] = _learned_block(np.full(1, rows), learned.total, folds, width)
+            sums[math.inf] = global_sums(x)
+            extra[math.inf] = _learned_block(sums[math.inf].mass, learned.total, folds, width)
         return sums, extra
 
     def merge(self, a: FusedState, b: FusedState) -> FusedState:
@@ -110,13 +102,10 @@ class _BlockColumns:
             self.buffer = np.empty((rows, self.width), order="F")
         out = self.buffer[:rows]
         xs = self.x[start:stop]
-        predictions = predict_models(c.models, self.z[start:stop], xs, c.kind, c.learner, c.basis)
-        average = out[:, 0]
-        np.mean(predictions, axis=0, out=average)
-        np.multiply(average, average, out=out[:, 1])
-        for j in range(k):
-            np.multiply(average, xs[:, j], out=out[:, 2 + j])
-        out[:, 2 + k :] = predictions.T
+        predictions = predict_models(  # straight into their columns, whose transpose is C-ordered
+            c.models, self.z[start:stop], xs, c.kind, c.learner, c.basis, out=out[:, 2 + k :].T
+        )
+        column_products(xs, predictions.mean(axis=0), 0, rows, out=out[:, : 2 + k])
         self.total += out[:, : 2 + k].sum(axis=0)
         return out
 

@@ -101,13 +101,7 @@ class MomentsPass:
             if scale in out:
                 continue
             if math.isinf(scale):
-                ones = np.ones((x.shape[0], 1))
-                sums = ScaleSums(
-                    mass=np.full(1, float(x.shape[0])),
-                    sq_mass=np.full(1, float(x.shape[0])),
-                    first=weighted_sums(ones, x),
-                    second=weighted_products(ones, x),
-                )
+                sums = global_sums(x)
             elif self.locality.kind == "categorical":
                 sums = _category_sums(self.locality, z[:, 0].astype(np.intp), x)
             else:
@@ -123,6 +117,18 @@ class MomentsPass:
 
     def merge(self, a: dict[float, ScaleSums], b: dict[float, ScaleSums]) -> dict[float, ScaleSums]:
         return {scale: a[scale] + b[scale] for scale in a}
+
+
+def global_sums(x: FloatArray) -> ScaleSums:
+    """The sums of the rows ``x`` at the infinite scale (every item weighs 1: the global sums)."""
+    rows = float(x.shape[0])
+    ones = np.ones((x.shape[0], 1))
+    return ScaleSums(
+        mass=np.full(1, rows),
+        sq_mass=np.full(1, rows),
+        first=weighted_sums(ones, x),
+        second=weighted_products(ones, x),
+    )
 
 
 def sorted_by_profile(z: FloatArray, x: FloatArray) -> tuple[FloatArray, FloatArray]:
