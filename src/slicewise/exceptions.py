@@ -54,6 +54,11 @@ class SmoothingFallbackWarning(SlicewiseWarning):
     """A smoothing step could not be used as asked and slicewise fell back to a safer choice."""
 
 
+class InSampleFitWarning(SlicewiseWarning):
+    """A coefficient fitted on the same few labels it adjusts (``lace`` and the other in-sample
+    fits) with many signals per label: the estimate can be biased; ``auto`` cross-fits."""
+
+
 class LabelSelectionWarning(SlicewiseWarning):
     """The labeled items do not look like a random sample of the pool (signal balance test).
 

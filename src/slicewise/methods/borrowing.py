@@ -48,6 +48,7 @@ from ..moments.kernel_ops import take_rows
 from ..moments.sums import LabeledMoments, PoolMoments
 from ..smoothing.guard import PRECISE_LABELS
 from .base import (
+    GivenSet,
     LabeledSet,
     MethodFit,
     PoolContext,
@@ -252,7 +253,10 @@ def choose_and_fit(
             feats.x_lab,
             pi=labeled.pi,
         )
-        fit = linear_fit(pool, lab, coef)
+        given = GivenSet(
+            labeled, feats.x_lab, ctx.features[labeled.index], ctx.moments("signals").mean
+        )
+        fit = linear_fit(pool, lab, coef, given=given)
     borrowed = omega < 0.5
     lowest = min(ratios, key=ratios.__getitem__)
     ratio = ratios[best]

@@ -28,7 +28,7 @@ import numpy as np
 from .._typing import FloatArray, IntArray
 from ..estimators.centered import CoefficientFit, residual_estimate, ridge_coefficient
 from ..moments.sums import LabeledMoments, PoolMoments
-from .base import LabeledSet, MethodFit, PoolContext, linear_fit
+from .base import GivenSet, LabeledSet, MethodFit, PoolContext, linear_fit
 from .options import MethodOptions
 
 
@@ -54,6 +54,11 @@ class LinearPieces:
     features: FloatArray
     index: IntArray
     y: FloatArray
+
+    def given(self, labeled: LabeledSet) -> GivenSet:
+        """The fit's features for its variance given the labeled set (:func:`linear_fit`)."""
+        x = self.features[self.index]
+        return GivenSet(labeled, x, x, self.pool.mean)
 
 
 LinearMethod = Literal["lace", "global_cv", "naive"]
@@ -98,7 +103,12 @@ def fit_lace(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     beta_hat(z) = (Sigma_SS,T,b(z) + lambda I)^+ Sigma_SY,L,b(z) on signals standardised over the
     pool, with the nuisance bandwidth b = ``nuisance_scale`` x h. Variance: see
     :mod:`slicewise.inference.variance` (first-order adaptivity, Theorem 2, lets the estimated
-    coefficient be treated as fixed; the df correction handles the finite-sample overfit).
+    coefficient be treated as fixed; the df correction handles the finite-sample overfit of the
+    residuals), given the labeled set where that is larger
+    (:func:`~slicewise.inference.calibration.given_set_factor`). The coefficient is fitted on
+    the labels it adjusts, so the estimate has an O(K / n) bias that the interval does not
+    include; slices with more than :data:`~slicewise.methods.base.SIGNALS_PER_LABEL` signals
+    per label are named in an :class:`~slicewise.exceptions.InSampleFitWarning`.
     """
     pieces = linear_pieces(ctx, labeled, "lace", options)
     return linear_fit(
@@ -106,6 +116,7 @@ def fit_lace(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
         pieces.lab,
         pieces.coef,
         params={"ridge": options.ridge, "nuisance_scale": options.nuisance_scale},
+        given=pieces.given(labeled),
     )
 
 
@@ -116,7 +127,13 @@ def fit_global_cv(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions)
     centering stays local, so the estimate is still unbiased for each theta(z).
     """
     pieces = linear_pieces(ctx, labeled, "global_cv", options)
-    return linear_fit(pieces.pool, pieces.lab, pieces.coef, params={"ridge": options.ridge})
+    return linear_fit(
+        pieces.pool,
+        pieces.lab,
+        pieces.coef,
+        params={"ridge": options.ridge},
+        given=pieces.given(labeled),
+    )
 
 
 def fit_per_signal_cv(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> MethodFit:
@@ -133,6 +150,7 @@ def fit_per_signal_cv(ctx: PoolContext, labeled: LabeledSet, options: MethodOpti
         lab,
         coef,
         params={"ridge": options.ridge, "primary": ctx.table.signal_names[ctx.primary]},
+        given=GivenSet(labeled, x[labeled.index], x[labeled.index], pool.mean),
     )
 
 

@@ -91,7 +91,7 @@ def influence_pieces(
         chosen = "naive"
     elif features != "signals":
         pieces = linear_pieces(ctx, labeled, "lace", options)
-        fit = linear_fit(pieces.pool, pieces.lab, pieces.coef)
+        fit = linear_fit(pieces.pool, pieces.lab, pieces.coef, given=pieces.given(labeled))
         note = (
             f"auto chose {candidate_words(label)}, whose item-level influence values are not "
             f"available (a cross-fitted prediction has no coefficient on the signals), so {func} "
@@ -116,7 +116,7 @@ def influence_pieces(
                 coef = shrunk_coefficient(pieces.coef, pooled, n_eff, shrinkage)
                 pieces = replace(pieces, coef=coef)
                 chosen = "lace_shrunk"
-    fit = linear_fit(pieces.pool, pieces.lab, pieces.coef)
+    fit = linear_fit(pieces.pool, pieces.lab, pieces.coef, given=pieces.given(labeled))
     note = (
         f"auto chose {candidate_words(label)}."
         if chosen == "naive"
