@@ -21,7 +21,8 @@ gold-only beyond MC error (``naive_biased_20``: how many of them the gold-only m
 biased in by more than 3 MC standard errors on the same draws, the chance rate of the flag);
 also the geometric-mean relative efficiency over cells (mean MSE of naive over auto across the
 grid, as in docs/results/auto.md). ``--gold-only`` fits the gold-only mean alone (fast) and
-writes ``<dataset>_gold_only*`` files whose columns all describe it.
+writes ``<dataset>_gold_only*`` files whose columns all describe it; ``--method lace`` describes
+another method in place of ``auto`` (files ``<dataset>_lace*``).
 """
 
 from __future__ import annotations
@@ -133,6 +134,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="docs/results/per_slice")
     parser.add_argument(
+        "--method",
+        default="auto",
+        help="the method described beside the gold-only mean (files *_<method>* unless auto)",
+    )
+    parser.add_argument(
         "--gold-only",
         action="store_true",
         help="fit the gold-only mean alone on the same draws (its own flags; files *_gold_only*)",
@@ -152,19 +158,20 @@ def main(argv: list[str] | None = None) -> None:
         cells = list(family.cells)[: args.cells]
         result = study_cells(
             cells,
-            methods=("naive",) if args.gold_only else ("naive", "auto"),
+            methods=("naive",) if args.gold_only else ("naive", args.method),
             budgets=budgets,
             reps=args.reps,
             rng=args.seed,
             n_jobs=args.jobs,
         )
-        method = "naive" if args.gold_only else "auto"
+        method = "naive" if args.gold_only else args.method
         tables.extend(slice_table(cell, family.name, method=method) for cell in result.cells)
     slices: pd.DataFrame = pd.concat(tables, ignore_index=True)
     slices.insert(0, "dataset", args.dataset)
     summary = family_summary(slices)
     summary.insert(0, "dataset", args.dataset)
-    name = f"{args.dataset}_gold_only" if args.gold_only else args.dataset
+    suffix = "_gold_only" if args.gold_only else "" if args.method == "auto" else f"_{args.method}"
+    name = args.dataset + suffix
     slices.to_csv(out / f"{name}_slices.csv", index=False)
     summary.to_csv(out / f"{name}_summary.csv", index=False)
     text = stamp("python -m research.per_slice " + " ".join(argv))
