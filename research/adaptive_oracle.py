@@ -407,10 +407,14 @@ def main(argv: list[str] | None = None) -> None:
             )
             goal = float(np.mean(half))
             n_u = float(np.interp(goal, curve[::-1], grid_n[::-1]))
+            if goal > curve[0]:  # worse than uniform labeling at the same budget
+                n_u = math.nan
+            cell = f"< {total}" if math.isnan(n_u) else f"{n_u:.0f} | {1 - total / n_u:+.1%}"
+            cell = f"{cell} | < 0%" if math.isnan(n_u) else cell
             at_550 = float(np.mean(1.96 * np.sqrt((m / total - 1.0) * uniform_worst)))
             print(
                 f"| {sc.name} | {protocol} | {np.mean(saved):+.1%} ({min(saved):+.1%} to "
-                f"{max(saved):+.1%}) | {n_u:.0f} | {1 - total / n_u:+.1%} | {goal:.4f} / "
+                f"{max(saved):+.1%}) | {cell} | {goal:.4f} / "
                 f"{at_550:.4f} | {max(gaps):.1e} |",
                 flush=True,
             )
