@@ -146,7 +146,8 @@ class Pool:
         return int(self.v.size)
 
     def variances(self, pi: np.ndarray) -> np.ndarray:
-        return np.asarray(self.a @ (1.0 / pi - 1.0), dtype=np.float64)
+        # an item with v_i = 0 may get pi_i = 0 when nothing bounds it: it adds nothing
+        return np.asarray(self.a @ (1.0 / np.maximum(pi, 1e-300) - 1.0), dtype=np.float64)
 
     def uniform_labels(self, worst: float) -> float:
         """Labels uniform labeling needs for a worst-grid-point variance ``worst``."""
@@ -396,12 +397,12 @@ def main(argv: list[str] | None = None) -> None:
                     oracle_pi.append(pi)
                 worst = float(pool.variances(pi).max())
                 saved.append(1.0 - float(pi.sum()) / pool.uniform_labels(worst))
-                half.append(1.96 * math.sqrt(worst))
+                half.append(1.96 * math.sqrt(max(worst, 0.0)))
                 gaps.append(gap)
             # the benchmark's way: the mean uniform curve at the mean oracle half-width;
             # uniform's worst half-width at n labels is 1.96 sqrt((M / n - 1) A_max)
             m = pools[0].size
-            grid_n = np.linspace(total, 4 * total, 2000)
+            grid_n = np.linspace(total, pools[0].size, 4000)
             curve = np.array(
                 [np.mean(1.96 * np.sqrt((m / n - 1.0) * uniform_worst)) for n in grid_n]
             )
