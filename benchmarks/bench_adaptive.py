@@ -278,6 +278,10 @@ def one_run(
         "covered": (ci.low - COVER_TOL <= truth) & (truth <= ci.high + COVER_TOL),
         "half": (ci.high - ci.low) / 2,
         "n": int(table["y"].notna().sum()),
+        # the design, for research.adaptive_oracle: every item's inclusion probability and
+        # whether it ended labeled
+        "pi": table["pi"].to_numpy(dtype=np.float64),
+        "labeled": table["y"].notna().to_numpy(),
     }
 
 
