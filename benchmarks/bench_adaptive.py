@@ -43,9 +43,10 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -102,6 +103,17 @@ def llmbar_pool() -> pd.DataFrame:
     return table
 
 
+def _fixed(table: pd.DataFrame) -> Callable[[np.random.Generator], pd.DataFrame]:
+    """A scenario's draw that returns the same (real) pool every time."""
+    return lambda rng: table
+
+
+def _one_z(z: str | Sequence[str]) -> str:
+    if not isinstance(z, str):
+        raise ValueError(f"The adaptive benchmark needs a single profile column, got {z!r}.")
+    return z
+
+
 def real_scenarios() -> list[Scenario]:
     """AlpacaEval 2 (Z = dataset, first candidate of research.realdata, M = 805, batches of 60),
     PSN-IRT (Z = benchmark, candidate model_0, S = the other 11 models, a fixed random 6,000
@@ -116,8 +128,8 @@ def real_scenarios() -> list[Scenario]:
         out.append(
             Scenario(
                 "alpacaeval",
-                lambda rng, t=table: t,
-                cell.z,
+                _fixed(table),
+                _one_z(cell.z),
                 "categorical",
                 tuple(cell.signals),
                 "global_cv",
@@ -133,8 +145,8 @@ def real_scenarios() -> list[Scenario]:
         out.append(
             Scenario(
                 "psn-irt",
-                lambda rng, t=table: t,
-                cell.z,
+                _fixed(table),
+                _one_z(cell.z),
                 "categorical",
                 tuple(cell.signals),
                 "global_cv",
@@ -147,7 +159,7 @@ def real_scenarios() -> list[Scenario]:
         out.append(
             Scenario(
                 "unieval",
-                lambda rng, t=pool: t,
+                _fixed(pool),
                 "dataset",
                 "categorical",
                 ("unieval_score",),
@@ -242,7 +254,7 @@ def scenarios() -> list[Scenario]:
 def one_run(
     sc: Scenario,
     seed: int,
-    strategy: str,
+    strategy: Literal["adaptive", "uniform"],
     batch: int,
     floor: float = 0.3,
     halfwidth: float = 0.05,
@@ -253,11 +265,13 @@ def one_run(
     pilot = np.zeros(len(table), dtype=bool)
     pilot[rng.choice(len(table), 100, replace=False)] = True
     table.loc[~pilot, "y"] = np.nan
-    common = dict(z=sc.z, signals=list(sc.signals), label="y", kind=sc.kind, method=sc.method)
+    common: dict[str, Any] = dict(
+        z=sc.z, signals=list(sc.signals), label="y", kind=sc.kind, method=sc.method
+    )
     if sc.grid is not None:
         common.update(grid=list(sc.grid), bandwidth=sc.bandwidth)
     # the pool profile: the (kernel-weighted) mean of every item's label at each grid point
-    truth = sw.profile(full, **{**common, "method": "naive"}).estimate  # type: ignore[arg-type]
+    truth = sw.profile(full, **{**common, "method": "naive"}).estimate
     for _ in range(3):
         table = sw.next_items(
             table,
@@ -266,10 +280,10 @@ def one_run(
             floor=floor,
             halfwidth=halfwidth,
             rng=rng,
-            **common,  # type: ignore[arg-type]
+            **common,
         )
         table.loc[table["selected"], "y"] = full["y"][table["selected"]]
-    res = sw.profile(table, inclusion="pi", **common)  # type: ignore[arg-type]
+    res = sw.profile(table, inclusion="pi", **common)
     ci = res.ci()
     return {
         "error": res.estimate - truth,

@@ -327,7 +327,9 @@ def design(pool: Pool, protocol: str, iterations: int = ITERATIONS) -> tuple[np.
     if protocol == "rule":
         return rule(pool, pi0, BATCHES * BATCH, FLOOR), 0.0
     if protocol == "pilot+floor":
-        q = 1.0 - np.prod([1 - FLOOR * BATCH / (m - PILOT - BATCH * b) for b in range(BATCHES)])
+        q = 1.0 - float(
+            np.prod([1 - FLOOR * BATCH / (m - PILOT - BATCH * b) for b in range(BATCHES)])
+        )
         low = pi0 + (1.0 - pi0) * q
     elif protocol == "pilot":
         low = pi0
@@ -439,7 +441,9 @@ def estimate_rows(sc: object, pools: list[Pool], oracle_pi: list[np.ndarray]) ->
     saved on the worst-point MSE from the uniform curve (interpolated in 1 / MSE)."""
     from benchmarks.bench_adaptive import one_run
 
-    def summary(runs: list[tuple[np.ndarray, np.ndarray]], seeds_pools: list[Pool]) -> tuple:
+    def summary(
+        runs: list[tuple[np.ndarray, np.ndarray]], seeds_pools: list[Pool]
+    ) -> tuple[float, float, float]:
         errors = np.array(
             [
                 difference_errors(p, pi, lab, s)
