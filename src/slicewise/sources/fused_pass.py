@@ -13,14 +13,18 @@ five fold models) the separate learned pass was a third of a continuous ``auto``
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._threads import one_blas_thread
 from .._typing import FloatArray
-from ..moments.pool import ScaleSums, column_products, scales_sums_with
-from .kernel_passes import LearnedColumns, MomentsPass, global_sums
+from ..locality.weights import BLOCK_ROWS, BlockKernel
+from ..moments.kernel_ops import product_columns
+from ..moments.pool import ScaleSums, column_products
+from .kernel_passes import LearnedColumns, MomentsPass
 
 #: The state of a :class:`FusedPass`: the moments pass's sums per scale, and per scale the
 #: (G, 1 + d) sums [w, w V] of the learned columns (one row for ``inf``).
@@ -45,8 +49,6 @@ class FusedPass:
         return self.reader.columns
 
     def partial(self, batch: Any) -> FusedState:
-        from ..locality.weights import BlockKernel
-
         reader = self.reader
         locality = reader.locality
         z, x = reader.sorted_rows(batch)
@@ -54,22 +56,23 @@ class FusedPass:
         shared = 2 + x.shape[1]
         width = shared + folds
         finite = sorted((s for s in reader.scales if not math.isinf(s)), key=lambda s: s != 1.0)
-        kernels: list[Any] = [
+        kernels = [
             BlockKernel(
                 z, locality.grid, locality.bandwidth * s if s != 1.0 else locality.bandwidth
             )
             for s in finite
         ]
-        learned = _BlockColumns(self.compute, z, x)
-        found = scales_sums_with(kernels, x, learned, width, shared=shared)
+        columns = _BlockColumns(self.compute, z, x)
+        found, everywhere = block_sums(kernels, x, columns, width, shared=shared)
         sums: dict[float, ScaleSums] = {}
         extra: dict[float, FloatArray] = {}
         for scale, (scale_sums, block) in zip(finite, found, strict=True):
             sums[scale] = scale_sums
             extra[scale] = _learned_block(scale_sums.mass, block, folds, width)
         if any(math.isinf(s) for s in reader.scales):
-            sums[math.inf] = global_sums(x)
-            extra[math.inf] = _learned_block(sums[math.inf].mass, learned.total, folds, width)
+            scale_sums, block = everywhere
+            sums[math.inf] = scale_sums
+            extra[math.inf] = _learned_block(scale_sums.mass, block, folds, width)
         return sums, extra
 
     def merge(self, a: FusedState, b: FusedState) -> FusedState:
@@ -80,34 +83,108 @@ class FusedPass:
 
 
 class _BlockColumns:
-    """The learned columns V = [a, a^2, a x, P] of the sorted rows start .. stop - 1, made when
-    :func:`~slicewise.moments.pool.scales_sums_with` asks for them, column by column into one
-    column-major buffer (the columns of :class:`~.kernel_passes.LearnedColumns` with the same
-    arithmetic, the ones summed at every scale first); ``total`` adds up [a, a^2, a x] of every
-    row asked for (the global sums)."""
+    """Writes the learned columns V = [a, a^2, a x, P] of the sorted rows start .. stop - 1
+    into a block's column-major part of the buffer that :func:`block_sums` multiplies (the
+    columns of :class:`~.kernel_passes.LearnedColumns` with the same arithmetic, the ones
+    summed at every scale first), with no copy."""
 
     def __init__(self, columns: LearnedColumns, z: FloatArray, x: FloatArray) -> None:
         self.columns, self.z, self.x = columns, z, x
-        self.k = x.shape[1]
-        self.width = 2 + self.k + len(columns.models)
-        self.buffer = np.empty((0, self.width), order="F")
-        self.total = np.zeros((1, 2 + self.k))
 
-    def __call__(self, start: int, stop: int) -> FloatArray:
+    def __call__(self, start: int, stop: int, out: FloatArray) -> None:
         from ..estimators.learner_design import predict_models
 
-        c, k = self.columns, self.k
-        rows = stop - start
-        if self.buffer.shape[0] < rows:
-            self.buffer = np.empty((rows, self.width), order="F")
-        out = self.buffer[:rows]
+        c, k = self.columns, self.x.shape[1]
         xs = self.x[start:stop]
         predictions = predict_models(  # straight into their columns, whose transpose is C-ordered
             c.models, self.z[start:stop], xs, c.kind, c.learner, c.basis, out=out[:, 2 + k :].T
         )
-        column_products(xs, predictions.mean(axis=0), 0, rows, out=out[:, : 2 + k])
-        self.total += out[:, : 2 + k].sum(axis=0)
-        return out
+        column_products(xs, predictions.mean(axis=0), 0, stop - start, out=out[:, : 2 + k])
+
+
+def block_sums(
+    kernels: Sequence[BlockKernel],
+    x: FloatArray,
+    fill: Callable[[int, int, FloatArray], None],
+    width: int,
+    *,
+    shared: int,
+    block_rows: int = BLOCK_ROWS,
+) -> tuple[list[tuple[ScaleSums, FloatArray]], tuple[ScaleSums, FloatArray]]:
+    """The sums of :func:`~slicewise.moments.pool.scales_sums_with` at the block ``kernels``
+    (h first) with the columns V that ``fill`` writes (its first ``shared`` summed at every
+    kernel, the others at the first only; ``fill(start, stop, out)`` writes the rows start ..
+    stop - 1 of the ``width`` columns into ``out``), and the global sums of [1, x, xx'] and of V's first
+    ``shared`` columns, with one product per block for every kernel and the global sums.
+
+    Each block's columns S = [1, x, upper xx', V] are made once, and the kernels' columns
+    that count for its rows (:meth:`~slicewise.locality.weights.BlockKernel.columns`) are
+    written side by side, after a column of ones, into one column-major buffer B; B' S[:, :s]
+    (s the columns summed at every kernel) is then one BLAS product for every kernel and for
+    the global sums (the row of the ones), and the first kernel's columns times the rest of V
+    a second. Each kernel entry and each column are those of ``scales_sums_with``; only the
+    order of summation differs. Returns, per kernel, its :class:`ScaleSums` and the sums of V
+    ((G, width) for the first kernel, (G, shared) for the others), and the global ones (one
+    row; the mass and the squared mass the number of rows).
+    """
+    m, p = x.shape
+    start_extra = 1 + p + p * (p + 1) // 2
+    full, every = start_extra + width, start_extra + shared
+    sizes = [kernel.shape[1] for kernel in kernels]
+    totals = [np.zeros((g, full if i == 0 else every)) for i, g in enumerate(sizes)]
+    sq_mass = [np.zeros(g) for g in sizes]
+    overall = np.zeros(every)
+    rows_max = max(1, min(block_rows, m))
+    buffer = np.empty((rows_max, full), order="F")
+    buffer[:, 0] = 1.0
+    kernel_buffer = np.empty((1 + sum(sizes), rows_max)).T  # column-major
+    kernel_buffer[:, 0] = 1.0
+    with one_blas_thread():
+        for start in range(0, m, rows_max):
+            stop = min(start + rows_max, m)
+            rows = stop - start
+            stacked = buffer[:rows]
+            stacked[:, 1 : 1 + p] = x[start:stop]
+            product_columns(stacked[:, 1 : 1 + p], out=stacked[:, 1 + p : start_extra])
+            fill(start, stop, stacked[:, start_extra:])
+            spans = []
+            column = 1
+            for kernel in kernels:
+                lo, hi = kernel.columns(start, stop)
+                hi = max(hi, lo)
+                if hi > lo:
+                    out = kernel_buffer[:rows, column : column + hi - lo]
+                    kernel.block_columns(start, stop, lo, hi, out=out)
+                spans.append((column, lo, hi))
+                column += hi - lo
+            block = kernel_buffer[:rows, :column]
+            squares = np.einsum("ij,ij->j", block[:, 1:], block[:, 1:])
+            product = block.T @ stacked[:, :every]
+            overall += product[0]
+            for i, (first, lo, hi) in enumerate(spans):
+                if hi > lo:
+                    totals[i][lo:hi, :every] += product[first : first + hi - lo]
+                    sq_mass[i][lo:hi] += squares[first - 1 : first - 1 + hi - lo]
+            first, lo, hi = spans[0]
+            if hi > lo and full > every:
+                totals[0][lo:hi, every:] += block[:, first : first + hi - lo].T @ stacked[:, every:]
+    found = []
+    for total, sq in zip(totals, sq_mass, strict=True):
+        sums = ScaleSums(
+            mass=total[:, 0],
+            sq_mass=sq,
+            first=total[:, 1 : 1 + p],
+            second=total[:, 1 + p : start_extra],
+        )
+        found.append((sums, total[:, start_extra:]))
+    rows_total = np.full(1, float(m))
+    everywhere = ScaleSums(
+        mass=rows_total,
+        sq_mass=rows_total.copy(),
+        first=overall[None, 1 : 1 + p],
+        second=overall[None, 1 + p : start_extra],
+    )
+    return found, (everywhere, overall[None, start_extra:])
 
 
 def _learned_block(mass: FloatArray, block: FloatArray, folds: int, width: int) -> FloatArray:
