@@ -60,6 +60,8 @@ def test_learned_sums_in_the_kernel_sums_pass(
     assert names.count("FusedPass") == 1
     assert "MomentsPass" not in names
     assert "ColumnSumsPass" not in names
+    # the learner's standardisation of Z from the statistics pass: one pass for its square
+    assert names.count("ProfileMomentsPass") == 1
 
 
 def test_methods_without_learned_sums_scan_the_signals_once(

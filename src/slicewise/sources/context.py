@@ -173,6 +173,10 @@ class StreamedContext(PoolContext):
         (:func:`slicewise.methods.smoothed.synthetic_covariate`) when the method will need it:
         the pass of :meth:`learned_sums` then also sums the predictions of the logistic model
         that covariate fits, and :meth:`prediction_sums` finds them (one scan less).
+    profile_moments : tuple, optional
+        Count, mean and sum of squared deviations of each profile column over the pool, from
+        the statistics pass (a continuous profile): the learner's standardisation of Z
+        (:meth:`design_basis`) then needs one pass over the profile columns, not two.
     """
 
     pool_size: int = 0
@@ -182,6 +186,7 @@ class StreamedContext(PoolContext):
     level_values: FloatArray | None = None
     level_counts: FloatArray | None = None
     synthetic_c: float | None = None
+    profile_moments: tuple[int, FloatArray, FloatArray] | None = None
 
     @property
     def n_pool(self) -> int:
@@ -268,8 +273,8 @@ class StreamedContext(PoolContext):
 
     def design_basis(self, learner: Learner) -> DesignBasis:
         """The pool's :class:`~slicewise.estimators.learner_design.DesignBasis`: the levels of a
-        discrete profile, or the pool standardisation of Z and of its square (two passes over
-        the profile columns)."""
+        discrete profile, or the pool standardisation of Z (from :attr:`profile_moments` when
+        given, otherwise a pass over the profile columns) and of its square (a pass)."""
 
         def compute() -> DesignBasis:
             if learner == "boosting":
@@ -281,7 +286,8 @@ class StreamedContext(PoolContext):
             if levels is not None and self.level_counts is not None:
                 return counted_basis(levels, self.level_counts)
             run, reader = self._runner()
-            n, mean, m2 = run(ProfileMomentsPass(reader))
+            moments = self.profile_moments
+            n, mean, m2 = run(ProfileMomentsPass(reader)) if moments is None else moments
             sd = np.sqrt(m2 / n)
             scale = np.where(sd > 0, sd, 1.0)
             n2, mean2, m22 = run(ProfileMomentsPass(reader, mean, scale))

@@ -303,6 +303,7 @@ class PoolScan:
             level_values=values,
             level_counts=counts,
             synthetic_c=float(options.C) if smoothed and disjoint else None,
+            profile_moments=self.stats.z_moments if self.kind == "continuous" else None,
         )
         if values is not None:  # every pool item's Z is one of the levels
             ctx.cached(("disjoint",), lambda: disjoint)
