@@ -60,8 +60,9 @@ def test_learned_sums_in_the_kernel_sums_pass(
     assert names.count("FusedPass") == 1
     assert "MomentsPass" not in names
     assert "ColumnSumsPass" not in names
-    # the learner's standardisation of Z from the statistics pass: one pass for its square
-    assert names.count("ProfileMomentsPass") == 1
+    # the learner's standardisation of Z from the statistics pass and the percentiles' pass
+    assert "ProfileMomentsPass" not in names
+    assert names.count("PairPass") == 1
 
 
 def test_methods_without_learned_sums_scan_the_signals_once(
@@ -161,3 +162,30 @@ def test_block_sums_equal_each_kernels_blocked_sums() -> None:
             getattr(everywhere, name), getattr(ref_global, name), rtol=1e-12, atol=1e-12
         )
     np.testing.assert_allclose(global_values, values[:, :3].sum(axis=0)[None], rtol=1e-12)
+
+
+def test_design_basis_from_the_statistics_and_percentile_passes(
+    data: PoolData, shards: str
+) -> None:
+    """The learner's standardisation of Z and of its square taken from the statistics pass
+    and beside the percentiles' first pass is the one of the two passes over Z."""
+    import dataclasses
+
+    from slicewise.methods.options import MethodOptions
+    from slicewise.sources.pool_scan import PoolScan
+
+    source = duckdb_source.open_duckdb(shards)
+    scan = PoolScan.start(
+        source, z="z", signals=SIGNALS, label="human", kind=None, gold=data.gold, on="id"
+    )
+    options = MethodOptions.from_arguments({"method": "auto"}, func="profile")
+    ctx = scan.context(grid=None, bandwidth=None, primary=None, method="auto", options=options)
+    assert ctx.profile_moments is not None
+    assert ctx.square_moments is not None
+    passes = dataclasses.replace(ctx, profile_moments=None, square_moments=None, _cache={})
+    got, ref = ctx.design_basis("logistic"), passes.design_basis("logistic")
+    assert ref.z_mean is not None
+    assert ref.square_mean is not None
+    for name in ("z_mean", "z_scale", "square_mean", "square_scale"):
+        np.testing.assert_allclose(getattr(got, name), getattr(ref, name), rtol=1e-12)
+    assert not np.allclose(ref.square_scale, 1.0)  # a standardisation that tells them apart

@@ -176,7 +176,11 @@ class StreamedContext(PoolContext):
     profile_moments : tuple, optional
         Count, mean and sum of squared deviations of each profile column over the pool, from
         the statistics pass (a continuous profile): the learner's standardisation of Z
-        (:meth:`design_basis`) then needs one pass over the profile columns, not two.
+        (:meth:`design_basis`, :func:`standardisation`) then needs no pass of its own.
+    square_moments : tuple, optional
+        The same of the squares of the profile columns standardised by ``profile_moments``
+        ((z - mean) / scale)^2, when a pass took them beside its own (the percentiles' first):
+        :meth:`design_basis` then needs no pass over the pool.
     """
 
     pool_size: int = 0
@@ -187,6 +191,7 @@ class StreamedContext(PoolContext):
     level_counts: FloatArray | None = None
     synthetic_c: float | None = None
     profile_moments: tuple[int, FloatArray, FloatArray] | None = None
+    square_moments: tuple[int, FloatArray, FloatArray] | None = None
 
     @property
     def n_pool(self) -> int:
@@ -273,8 +278,9 @@ class StreamedContext(PoolContext):
 
     def design_basis(self, learner: Learner) -> DesignBasis:
         """The pool's :class:`~slicewise.estimators.learner_design.DesignBasis`: the levels of a
-        discrete profile, or the pool standardisation of Z (from :attr:`profile_moments` when
-        given, otherwise a pass over the profile columns) and of its square (a pass)."""
+        discrete profile, or the pool standardisation of Z and of its square (from
+        :attr:`profile_moments` and :attr:`square_moments` when given, otherwise a pass over the
+        profile columns for each)."""
 
         def compute() -> DesignBasis:
             if learner == "boosting":
@@ -287,10 +293,13 @@ class StreamedContext(PoolContext):
                 return counted_basis(levels, self.level_counts)
             run, reader = self._runner()
             moments = self.profile_moments
-            n, mean, m2 = run(ProfileMomentsPass(reader)) if moments is None else moments
-            sd = np.sqrt(m2 / n)
-            scale = np.where(sd > 0, sd, 1.0)
-            n2, mean2, m22 = run(ProfileMomentsPass(reader, mean, scale))
+            mean, scale = standardisation(
+                run(ProfileMomentsPass(reader)) if moments is None else moments
+            )
+            squares = self.square_moments
+            if squares is None or moments is None:
+                squares = run(ProfileMomentsPass(reader, mean, scale))
+            n2, mean2, m22 = squares
             sd2 = np.sqrt(m22 / n2)
             return DesignBasis(None, mean, scale, mean2, np.where(sd2 > 0, sd2, 1.0))
 
@@ -398,6 +407,14 @@ def _prediction_key(model: Any) -> tuple[Any, ...] | None:
         return None
     coef = np.asarray(model.coef, dtype=np.float64)
     return ("prediction sums", float(model.intercept), coef.tobytes())
+
+
+def standardisation(moments: tuple[int, FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray]:
+    """The mean and scale (the sd, ddof 0; 1 where it is 0) of each column from its count,
+    mean and sum of squared deviations: the learner's standardisation of Z."""
+    n, mean, m2 = moments
+    sd = np.sqrt(m2 / n)
+    return mean, np.where(sd > 0, sd, 1.0)
 
 
 def counted_basis(values: FloatArray, counts: FloatArray) -> DesignBasis:

@@ -30,6 +30,35 @@ def kernel_at(locality: Locality, z: FloatArray, scale: float) -> KernelMatrix:
     return locality.kernel(z, locality.bandwidth * scale)
 
 
+def profile_values(batch: Any, z: tuple[str, ...], levels: tuple[Any, ...] | None) -> FloatArray:
+    """A batch's profile columns ``z`` as the item table holds them (codes into ``levels`` for
+    a categorical Z)."""
+    if levels is None:
+        return np.column_stack([column_values(batch, c) for c in z])
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = batch.column(batch.schema.get_field_index(z[0]))
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    values = pa.array(list(levels), type=column.type)
+    codes = pc.index_in(column, value_set=values).to_numpy(zero_copy_only=False)
+    return np.asarray(codes, dtype=np.float64).reshape(-1, 1)
+
+
+@dataclass(frozen=True)
+class ProfileColumns:
+    """A pool's profile columns and levels as the passes read them (the part of a
+    :class:`MomentsPass` that :class:`ProfileMomentsPass` reads, before there is a locality)."""
+
+    z: tuple[str, ...]
+    levels: tuple[Any, ...] | None = None
+
+    def profile_values(self, batch: Any) -> FloatArray:
+        """The batch's Z as the item table holds it."""
+        return profile_values(batch, self.z, self.levels)
+
+
 @dataclass(frozen=True)
 class MomentsPass:
     """Kernel sums of the standardised signals at each scale (``inf``: the global sums)."""
@@ -48,17 +77,7 @@ class MomentsPass:
 
     def profile_values(self, batch: Any) -> FloatArray:
         """The batch's Z as the item table holds it (codes into the levels for a categorical Z)."""
-        if self.levels is None:
-            return np.column_stack([column_values(batch, c) for c in self.z])
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        column = batch.column(batch.schema.get_field_index(self.z[0]))
-        if pa.types.is_dictionary(column.type):
-            column = column.cast(column.type.value_type)
-        levels = pa.array(list(self.levels), type=column.type)
-        codes = pc.index_in(column, value_set=levels).to_numpy(zero_copy_only=False)
-        return np.asarray(codes, dtype=np.float64).reshape(-1, 1)
+        return profile_values(batch, self.z, self.levels)
 
     def features(self, batch: Any) -> FloatArray:
         """The batch's signals standardised over the pool, (rows, K)."""
@@ -455,7 +474,7 @@ class ProfileMomentsPass:
     item table holds them (codes for a categorical Z), or, with ``center`` and ``scale``, of
     the squares of the standardised values ((z - center) / scale)^2."""
 
-    reader: MomentsPass
+    reader: MomentsPass | ProfileColumns
     center: FloatArray | None = None
     scale: FloatArray | None = None
 
