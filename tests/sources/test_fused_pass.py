@@ -162,6 +162,11 @@ def test_block_sums_equal_each_kernels_blocked_sums() -> None:
             getattr(everywhere, name), getattr(ref_global, name), rtol=1e-12, atol=1e-12
         )
     np.testing.assert_allclose(global_values, values[:, :3].sum(axis=0)[None], rtol=1e-12)
+    # the block buffers are kept for the thread's next call: the sums returned are not theirs
+    kept = [extra.copy() for _, extra in found]
+    block_sums(kernels, -x, fill, values.shape[1], shared=3, block_rows=128)
+    for (_, extra), before in zip(found, kept, strict=True):
+        np.testing.assert_array_equal(extra, before)
 
 
 def test_design_basis_from_the_statistics_and_percentile_passes(
