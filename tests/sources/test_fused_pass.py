@@ -129,7 +129,7 @@ def test_block_sums_equal_each_kernels_blocked_sums() -> None:
     cluster of rows far from the grid where no kernel column counts (blocks skipped)."""
     from slicewise.locality.weights import BlockKernel
     from slicewise.moments.pool import scales_sums_with
-    from slicewise.sources.fused_pass import block_sums
+    from slicewise.sources.block_sums import block_sums
 
     rng = np.random.default_rng(3)
     z = np.sort(np.concatenate([rng.normal(size=900), rng.normal(40.0, 1.0, size=301)]))[:, None]

@@ -109,11 +109,21 @@ class MomentsPass:
 
     def partial(self, batch: Any) -> dict[float, ScaleSums]:
         out: dict[float, ScaleSums] = {}
-        if self.locality.kind == "continuous":
+        if self.locality.kind == "continuous":  # every scale, the global sums too, at once
+            from ..locality.weights import BlockKernel
+            from .block_sums import block_sums
+
             z, x = self.sorted_rows(batch)
             finite = [scale for scale in self.scales if not math.isinf(scale)]
-            found = continuous_sums(self.locality, z, x, finite, ordered=True)
-            out.update(zip(finite, found, strict=True))
+            h = self.locality.bandwidth
+            kernels = [
+                BlockKernel(z, self.locality.grid, h * scale if scale != 1.0 else h)
+                for scale in finite
+            ]
+            found, (everywhere, _) = block_sums(kernels, x, _no_columns, 0, shared=0)
+            out.update((scale, sums) for scale, (sums, _) in zip(finite, found, strict=True))
+            if any(math.isinf(scale) for scale in self.scales):
+                out[math.inf] = everywhere
         else:
             z, x = self.profile_values(batch), self.features(batch)
         for scale in self.scales:
@@ -136,6 +146,10 @@ class MomentsPass:
 
     def merge(self, a: dict[float, ScaleSums], b: dict[float, ScaleSums]) -> dict[float, ScaleSums]:
         return {scale: a[scale] + b[scale] for scale in a}
+
+
+def _no_columns(start: int, stop: int, out: FloatArray) -> None:
+    """No learned columns beside the signals (:func:`~.block_sums.block_sums`)."""
 
 
 def global_sums(x: FloatArray) -> ScaleSums:
