@@ -43,3 +43,24 @@ def test_bins_equal_the_binary_search(case: str, bins: int) -> None:
         values = values[(values >= edges[0]) & (values < edges[-1])]
         expected = np.searchsorted(edges, values, side="right") - 1
         np.testing.assert_array_equal(bin_of(edges, values), expected)
+
+
+def test_histogram_pass_counts_a_batch_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record batch binned a few values at a time gives the counts of the binary search
+    over the whole batch, for each interval (values outside it not counted)."""
+    import pyarrow as pa
+
+    from slicewise.sources import percentiles
+
+    monkeypatch.setattr(percentiles, "CHUNK_VALUES", 7)
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=100)
+    edges = (np.linspace(-3.0, 3.0, 17), np.linspace(-0.5, 0.25, 5))
+    batch = pa.RecordBatch.from_arrays([pa.array(x)], names=["z"])
+    got = percentiles.HistogramPass("z", edges).partial(batch)
+    for counts, e in zip(got, edges, strict=True):
+        inside = x[(x >= e[0]) & (x < e[-1])]
+        ref = np.bincount(np.searchsorted(e, inside, side="right") - 1, minlength=e.size - 1)
+        assert counts.dtype == np.float64
+        np.testing.assert_array_equal(counts, ref)
+    assert got[1].sum() < x.size  # values outside the second interval are left out

@@ -173,6 +173,14 @@ class StreamedContext(PoolContext):
         (:func:`slicewise.methods.smoothed.synthetic_covariate`) when the method will need it:
         the pass of :meth:`learned_sums` then also sums the predictions of the logistic model
         that covariate fits, and :meth:`prediction_sums` finds them (one scan less).
+    profile_moments : tuple, optional
+        Count, mean and sum of squared deviations of each profile column over the pool, from
+        the statistics pass (a continuous profile): the learner's standardisation of Z
+        (:meth:`design_basis`, :func:`standardisation`) then needs no pass of its own.
+    square_moments : tuple, optional
+        The same of the squares of the profile columns standardised by ``profile_moments``
+        ((z - mean) / scale)^2, when a pass took them beside its own (the percentiles' first):
+        :meth:`design_basis` then needs no pass over the pool.
     """
 
     pool_size: int = 0
@@ -182,6 +190,8 @@ class StreamedContext(PoolContext):
     level_values: FloatArray | None = None
     level_counts: FloatArray | None = None
     synthetic_c: float | None = None
+    profile_moments: tuple[int, FloatArray, FloatArray] | None = None
+    square_moments: tuple[int, FloatArray, FloatArray] | None = None
 
     @property
     def n_pool(self) -> int:
@@ -268,8 +278,9 @@ class StreamedContext(PoolContext):
 
     def design_basis(self, learner: Learner) -> DesignBasis:
         """The pool's :class:`~slicewise.estimators.learner_design.DesignBasis`: the levels of a
-        discrete profile, or the pool standardisation of Z and of its square (two passes over
-        the profile columns)."""
+        discrete profile, or the pool standardisation of Z and of its square (from
+        :attr:`profile_moments` and :attr:`square_moments` when given, otherwise a pass over the
+        profile columns for each)."""
 
         def compute() -> DesignBasis:
             if learner == "boosting":
@@ -281,10 +292,14 @@ class StreamedContext(PoolContext):
             if levels is not None and self.level_counts is not None:
                 return counted_basis(levels, self.level_counts)
             run, reader = self._runner()
-            n, mean, m2 = run(ProfileMomentsPass(reader))
-            sd = np.sqrt(m2 / n)
-            scale = np.where(sd > 0, sd, 1.0)
-            n2, mean2, m22 = run(ProfileMomentsPass(reader, mean, scale))
+            moments = self.profile_moments
+            mean, scale = standardisation(
+                run(ProfileMomentsPass(reader)) if moments is None else moments
+            )
+            squares = self.square_moments
+            if squares is None or moments is None:
+                squares = run(ProfileMomentsPass(reader, mean, scale))
+            n2, mean2, m22 = squares
             sd2 = np.sqrt(m22 / n2)
             return DesignBasis(None, mean, scale, mean2, np.where(sd2 > 0, sd2, 1.0))
 
@@ -392,6 +407,14 @@ def _prediction_key(model: Any) -> tuple[Any, ...] | None:
         return None
     coef = np.asarray(model.coef, dtype=np.float64)
     return ("prediction sums", float(model.intercept), coef.tobytes())
+
+
+def standardisation(moments: tuple[int, FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray]:
+    """The mean and scale (the sd, ddof 0; 1 where it is 0) of each column from its count,
+    mean and sum of squared deviations: the learner's standardisation of Z."""
+    n, mean, m2 = moments
+    sd = np.sqrt(m2 / n)
+    return mean, np.where(sd > 0, sd, 1.0)
 
 
 def counted_basis(values: FloatArray, counts: FloatArray) -> DesignBasis:

@@ -19,8 +19,10 @@ from typing import Any
 import numpy as np
 
 from .._typing import FloatArray
-from ..moments.pool import ScaleSums, column_products, scales_sums_with
-from .kernel_passes import LearnedColumns, MomentsPass, global_sums
+from ..locality.weights import BlockKernel
+from ..moments.pool import ScaleSums, column_products
+from .block_sums import block_sums
+from .kernel_passes import LearnedColumns, MomentsPass
 
 #: The state of a :class:`FusedPass`: the moments pass's sums per scale, and per scale the
 #: (G, 1 + d) sums [w, w V] of the learned columns (one row for ``inf``).
@@ -45,8 +47,6 @@ class FusedPass:
         return self.reader.columns
 
     def partial(self, batch: Any) -> FusedState:
-        from ..locality.weights import BlockKernel
-
         reader = self.reader
         locality = reader.locality
         z, x = reader.sorted_rows(batch)
@@ -54,22 +54,23 @@ class FusedPass:
         shared = 2 + x.shape[1]
         width = shared + folds
         finite = sorted((s for s in reader.scales if not math.isinf(s)), key=lambda s: s != 1.0)
-        kernels: list[Any] = [
+        kernels = [
             BlockKernel(
                 z, locality.grid, locality.bandwidth * s if s != 1.0 else locality.bandwidth
             )
             for s in finite
         ]
-        learned = _BlockColumns(self.compute, z, x)
-        found = scales_sums_with(kernels, x, learned, width, shared=shared)
+        columns = _BlockColumns(self.compute, z, x)
+        found, everywhere = block_sums(kernels, x, columns, width, shared=shared)
         sums: dict[float, ScaleSums] = {}
         extra: dict[float, FloatArray] = {}
         for scale, (scale_sums, block) in zip(finite, found, strict=True):
             sums[scale] = scale_sums
             extra[scale] = _learned_block(scale_sums.mass, block, folds, width)
         if any(math.isinf(s) for s in reader.scales):
-            sums[math.inf] = global_sums(x)
-            extra[math.inf] = _learned_block(sums[math.inf].mass, learned.total, folds, width)
+            scale_sums, block = everywhere
+            sums[math.inf] = scale_sums
+            extra[math.inf] = _learned_block(scale_sums.mass, block, folds, width)
         return sums, extra
 
     def merge(self, a: FusedState, b: FusedState) -> FusedState:
@@ -80,34 +81,23 @@ class FusedPass:
 
 
 class _BlockColumns:
-    """The learned columns V = [a, a^2, a x, P] of the sorted rows start .. stop - 1, made when
-    :func:`~slicewise.moments.pool.scales_sums_with` asks for them, column by column into one
-    column-major buffer (the columns of :class:`~.kernel_passes.LearnedColumns` with the same
-    arithmetic, the ones summed at every scale first); ``total`` adds up [a, a^2, a x] of every
-    row asked for (the global sums)."""
+    """Writes the learned columns V = [a, a^2, a x, P] of the sorted rows start .. stop - 1
+    into a block's column-major part of the buffer that :func:`block_sums` multiplies (the
+    columns of :class:`~.kernel_passes.LearnedColumns` with the same arithmetic, the ones
+    summed at every scale first), with no copy."""
 
     def __init__(self, columns: LearnedColumns, z: FloatArray, x: FloatArray) -> None:
         self.columns, self.z, self.x = columns, z, x
-        self.k = x.shape[1]
-        self.width = 2 + self.k + len(columns.models)
-        self.buffer = np.empty((0, self.width), order="F")
-        self.total = np.zeros((1, 2 + self.k))
 
-    def __call__(self, start: int, stop: int) -> FloatArray:
+    def __call__(self, start: int, stop: int, out: FloatArray) -> None:
         from ..estimators.learner_design import predict_models
 
-        c, k = self.columns, self.k
-        rows = stop - start
-        if self.buffer.shape[0] < rows:
-            self.buffer = np.empty((rows, self.width), order="F")
-        out = self.buffer[:rows]
+        c, k = self.columns, self.x.shape[1]
         xs = self.x[start:stop]
         predictions = predict_models(  # straight into their columns, whose transpose is C-ordered
             c.models, self.z[start:stop], xs, c.kind, c.learner, c.basis, out=out[:, 2 + k :].T
         )
-        column_products(xs, predictions.mean(axis=0), 0, rows, out=out[:, : 2 + k])
-        self.total += out[:, : 2 + k].sum(axis=0)
-        return out
+        column_products(xs, predictions.mean(axis=0), 0, stop - start, out=out[:, : 2 + k])
 
 
 def _learned_block(mass: FloatArray, block: FloatArray, folds: int, width: int) -> FloatArray:

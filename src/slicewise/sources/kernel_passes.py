@@ -30,6 +30,35 @@ def kernel_at(locality: Locality, z: FloatArray, scale: float) -> KernelMatrix:
     return locality.kernel(z, locality.bandwidth * scale)
 
 
+def profile_values(batch: Any, z: tuple[str, ...], levels: tuple[Any, ...] | None) -> FloatArray:
+    """A batch's profile columns ``z`` as the item table holds them (codes into ``levels`` for
+    a categorical Z)."""
+    if levels is None:
+        return np.column_stack([column_values(batch, c) for c in z])
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = batch.column(batch.schema.get_field_index(z[0]))
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    values = pa.array(list(levels), type=column.type)
+    codes = pc.index_in(column, value_set=values).to_numpy(zero_copy_only=False)
+    return np.asarray(codes, dtype=np.float64).reshape(-1, 1)
+
+
+@dataclass(frozen=True)
+class ProfileColumns:
+    """A pool's profile columns and levels as the passes read them (the part of a
+    :class:`MomentsPass` that :class:`ProfileMomentsPass` reads, before there is a locality)."""
+
+    z: tuple[str, ...]
+    levels: tuple[Any, ...] | None = None
+
+    def profile_values(self, batch: Any) -> FloatArray:
+        """The batch's Z as the item table holds it."""
+        return profile_values(batch, self.z, self.levels)
+
+
 @dataclass(frozen=True)
 class MomentsPass:
     """Kernel sums of the standardised signals at each scale (``inf``: the global sums)."""
@@ -48,17 +77,7 @@ class MomentsPass:
 
     def profile_values(self, batch: Any) -> FloatArray:
         """The batch's Z as the item table holds it (codes into the levels for a categorical Z)."""
-        if self.levels is None:
-            return np.column_stack([column_values(batch, c) for c in self.z])
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        column = batch.column(batch.schema.get_field_index(self.z[0]))
-        if pa.types.is_dictionary(column.type):
-            column = column.cast(column.type.value_type)
-        levels = pa.array(list(self.levels), type=column.type)
-        codes = pc.index_in(column, value_set=levels).to_numpy(zero_copy_only=False)
-        return np.asarray(codes, dtype=np.float64).reshape(-1, 1)
+        return profile_values(batch, self.z, self.levels)
 
     def features(self, batch: Any) -> FloatArray:
         """The batch's signals standardised over the pool, (rows, K)."""
@@ -90,11 +109,21 @@ class MomentsPass:
 
     def partial(self, batch: Any) -> dict[float, ScaleSums]:
         out: dict[float, ScaleSums] = {}
-        if self.locality.kind == "continuous":
+        if self.locality.kind == "continuous":  # every scale, the global sums too, at once
+            from ..locality.weights import BlockKernel
+            from .block_sums import block_sums
+
             z, x = self.sorted_rows(batch)
             finite = [scale for scale in self.scales if not math.isinf(scale)]
-            found = continuous_sums(self.locality, z, x, finite, ordered=True)
-            out.update(zip(finite, found, strict=True))
+            h = self.locality.bandwidth
+            kernels = [
+                BlockKernel(z, self.locality.grid, h * scale if scale != 1.0 else h)
+                for scale in finite
+            ]
+            found, (everywhere, _) = block_sums(kernels, x, _no_columns, 0, shared=0)
+            out.update((scale, sums) for scale, (sums, _) in zip(finite, found, strict=True))
+            if any(math.isinf(scale) for scale in self.scales):
+                out[math.inf] = everywhere
         else:
             z, x = self.profile_values(batch), self.features(batch)
         for scale in self.scales:
@@ -117,6 +146,10 @@ class MomentsPass:
 
     def merge(self, a: dict[float, ScaleSums], b: dict[float, ScaleSums]) -> dict[float, ScaleSums]:
         return {scale: a[scale] + b[scale] for scale in a}
+
+
+def _no_columns(start: int, stop: int, out: FloatArray) -> None:
+    """No learned columns beside the signals (:func:`~.block_sums.block_sums`)."""
 
 
 def global_sums(x: FloatArray) -> ScaleSums:
@@ -455,7 +488,7 @@ class ProfileMomentsPass:
     item table holds them (codes for a categorical Z), or, with ``center`` and ``scale``, of
     the squares of the standardised values ((z - center) / scale)^2."""
 
-    reader: MomentsPass
+    reader: MomentsPass | ProfileColumns
     center: FloatArray | None = None
     scale: FloatArray | None = None
 

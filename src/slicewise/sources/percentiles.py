@@ -15,6 +15,10 @@ from .scan import Runner, column_values
 #: Histogram bins per refinement pass, and the candidate count at which values are collected.
 BINS = 4096
 COLLECT = 200_000
+#: Values binned at a time by :class:`HistogramPass`: bin_of's dozen temporaries of a record
+#: batch's 131,072 values (1 MB each) were new memory for the allocator to map and fault in
+#: page by page at each call, two thirds of the pass's processor time at 1e7 rows.
+CHUNK_VALUES = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -30,11 +34,12 @@ class HistogramPass:
 
     def partial(self, batch: Any) -> list[FloatArray]:
         x = column_values(batch, self.column)
-        out = []
-        for edges in self.edges:
-            inside = x[(x >= edges[0]) & (x < edges[-1])]
-            bins = bin_of(edges, inside)
-            out.append(np.bincount(bins, minlength=edges.size - 1).astype(np.float64))
+        out = [np.zeros(edges.size - 1) for edges in self.edges]
+        for start in range(0, x.size, CHUNK_VALUES):
+            part = x[start : start + CHUNK_VALUES]
+            for edges, counts in zip(self.edges, out, strict=True):
+                inside = part[(part >= edges[0]) & (part < edges[-1])]
+                counts += np.bincount(bin_of(edges, inside), minlength=edges.size - 1)
         return out
 
     def merge(self, a: list[FloatArray], b: list[FloatArray]) -> list[FloatArray]:

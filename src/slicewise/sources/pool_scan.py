@@ -20,11 +20,17 @@ from ..data.ordering import lexsort_by_ties
 from ..data.table import ORDINAL_MAX_LEVELS, ItemTable, check_roles, role_columns
 from ..exceptions import ConstantSignalWarning, FullyLabeledWarning
 from ..io.join import _gold_labels
-from .context import StreamedContext, needed_scales, streamed_locality
+from .context import (
+    BORROWING_METHODS,
+    StreamedContext,
+    needed_scales,
+    standardisation,
+    streamed_locality,
+)
 from .gold import Gold, match_gold, read_gold
-from .kernel_passes import MomentsPass
+from .kernel_passes import MomentsPass, ProfileColumns, ProfileMomentsPass
 from .percentiles import exact_percentiles
-from .scan import INFER_LEVELS, MAX_LEVELS, Stats, StatsPass
+from .scan import INFER_LEVELS, MAX_LEVELS, Rider, Stats, StatsPass
 
 FUNC = "profile"
 
@@ -219,13 +225,19 @@ class PoolScan:
         n_rows = self.stats.rows
         n, _, m2 = self.stats.z_moments
         percentiles = None
+        squares = None
         if self.kind == "continuous":
             z_sd = np.sqrt(m2 / (n - 1)) if n > 1 else np.zeros(len(self.z))
             if grid is None or isinstance(grid, int | np.integer):
+                # the moments of the squared standardised Z that a learned control variate's
+                # design needs (StreamedContext.design_basis), in the percentiles' first pass
+                center, scale_z = standardisation(self.stats.z_moments)
+                squared = ProfileMomentsPass(ProfileColumns(tuple(self.z)), center, scale_z)
+                run = Rider(self.source.run, squared) if method in BORROWING_METHODS else None
                 percentiles = np.column_stack(
                     [
                         exact_percentiles(
-                            self.source.run,
+                            self.source.run if run is None else run,
                             col,
                             [5, 95],
                             n=n_rows,
@@ -235,6 +247,7 @@ class PoolScan:
                         for d, col in enumerate(self.z)
                     ]
                 )
+                squares = None if run is None else run.state
         else:
             z_sd = np.zeros(0)
         locality = streamed_locality(
@@ -303,6 +316,8 @@ class PoolScan:
             level_values=values,
             level_counts=counts,
             synthetic_c=float(options.C) if smoothed and disjoint else None,
+            profile_moments=self.stats.z_moments if self.kind == "continuous" else None,
+            square_moments=squares,
         )
         if values is not None:  # every pool item's Z is one of the levels
             ctx.cached(("disjoint",), lambda: disjoint)

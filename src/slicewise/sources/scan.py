@@ -54,6 +54,39 @@ class Pass(Protocol[S]):
 Runner = Callable[[Pass[Any]], Any]
 
 
+@dataclass(frozen=True)
+class PairPass:
+    """Two passes in one scan: the columns of both, their partial states side by side."""
+
+    first: Any
+    second: Any
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys((*self.first.columns, *self.second.columns)))
+
+    def partial(self, batch: Any) -> tuple[Any, Any]:
+        return self.first.partial(batch), self.second.partial(batch)
+
+    def merge(self, a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
+        return self.first.merge(a[0], b[0]), self.second.merge(a[1], b[1])
+
+
+class Rider:
+    """A runner that scans ``extra`` beside the first pass it runs (one scan for both) and
+    keeps ``extra``'s state in :attr:`state`; every other pass runs alone."""
+
+    def __init__(self, run: Runner, extra: Pass[Any]) -> None:
+        self.run, self.extra = run, extra
+        self.state: Any = None
+
+    def __call__(self, pass_: Pass[Any]) -> Any:
+        if self.state is not None:
+            return self.run(pass_)
+        found, self.state = self.run(PairPass(pass_, self.extra))
+        return found
+
+
 def column_values(batch: Any, name: str) -> FloatArray:
     """A numeric (or boolean) column of a record batch as float64, nulls as NaN."""
     import pyarrow as pa
