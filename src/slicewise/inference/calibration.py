@@ -77,7 +77,7 @@ the RMS se 5% higher at level 1 (0.0195 to 0.0205) and 2-3% at the others. On LL
 mean coverage by subset at 300 labels went from 0.957 to 0.970 (worst slice 0.915 to 0.940),
 by log input length at 60 / 120 / 300 labels from 0.915 / 0.951 / 0.944 to 0.927 / 0.961 /
 0.950 (worst slice 0.885 to 0.895 at 300; at 60 and at subset's 60 and 120 most misses are
-slices with at most K labels, where ``lace`` reports no interval; AlpacaEval and UniEval in
+slices with at most K labels, where ``lace`` reports no interval; AlpacaEval, UniEval, PandaLM and WMT in
 docs/results/per_slice.md). With 10 of level a's 100
 labels on its coin items (``tests/methods/test_calibration.py``) the plain ``lace`` and
 ``global_cv`` se were 0.52-0.66 of the exact post-stratified one; calibrated, 0.98-1.32.
