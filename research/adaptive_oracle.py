@@ -192,19 +192,10 @@ def pool_for(sc: object, seed: int, prediction: str = "bayes") -> Pool:
 def residual_covariates(pilot: object, m: int) -> np.ndarray:
     """Covariates of ``sw.next_items``'s residual model (the learner's, for a continuous profile
     with the kernel-weight and kernel-weight x signal terms), in the pool's rows."""
-    from slicewise.estimators.learner_design import learner_design
-    from slicewise.planning.adaptive import MAX_BASIS
+    from slicewise.planning.adaptive import residual_design
 
-    items, ctx = pilot.items, pilot.ctx  # type: ignore[attr-defined]
-    design = learner_design(items.z, ctx.locality.kind, ctx.features, "logistic")
-    if ctx.locality.kind == "continuous":
-        kernel = ctx.kernel(1.0)
-        dense = np.asarray(kernel if isinstance(kernel, np.ndarray) else kernel.toarray())
-        g = dense.shape[1]
-        dense = dense[:, np.unique(np.round(np.linspace(0, g - 1, min(g, MAX_BASIS))).astype(int))]
-        w = dense / np.maximum(dense.sum(axis=1, keepdims=True), 1e-300)
-        inter = (w[:, :, None] * ctx.features[:, None, :]).reshape(w.shape[0], -1)
-        design = np.column_stack([design, w, inter])
+    items = pilot.items  # type: ignore[attr-defined]
+    design = residual_design(pilot)
     out = np.empty_like(design)
     out[items.input_rows(np.arange(m))] = design  # canonical row j is input row order[j]
     return np.asarray(out, dtype=np.float64)

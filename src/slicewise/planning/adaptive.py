@@ -109,11 +109,11 @@ MAX_BASIS = 10
 COMPLETE_SHARE = 0.5
 
 
-def _residual_scale(pilot: Any, c: float) -> FloatArray:
-    """sqrt(f (1 - f)) of a logistic model f of Y on (Z, S) fitted on the labels, every item
-    (for a continuous profile with kernel-weight x signal terms: module notes)."""
+def residual_design(pilot: Any) -> FloatArray:
+    """The covariates of the residual model in canonical row order: the learner's design of
+    (Z, S), and for a continuous profile the kernel weights of at most :data:`MAX_BASIS` grid
+    points and their products with the signals (module notes)."""
     from ..estimators.learner_design import learner_design
-    from ..estimators.predictors import fit_logistic
 
     items, ctx = pilot.items, pilot.ctx
     design = learner_design(items.z, ctx.locality.kind, ctx.features, "logistic")
@@ -125,6 +125,16 @@ def _residual_scale(pilot: Any, c: float) -> FloatArray:
         w = dense / np.maximum(dense.sum(axis=1, keepdims=True), 1e-300)
         inter = (w[:, :, None] * ctx.features[:, None, :]).reshape(w.shape[0], -1)
         design = np.column_stack([design, w, inter])
+    return np.asarray(design, dtype=np.float64)
+
+
+def _residual_scale(pilot: Any, c: float) -> FloatArray:
+    """sqrt(f (1 - f)) of a logistic model f of Y on (Z, S) fitted on the labels, every item
+    (for a continuous profile with kernel-weight x signal terms: module notes)."""
+    from ..estimators.predictors import fit_logistic
+
+    items = pilot.items
+    design = residual_design(pilot)
     index = items.labeled_index
     f = fit_logistic(design[index], items.label[index], c=c).predict(design)
     return np.asarray(np.clip(np.sqrt(f * (1.0 - f)), *RESIDUAL_SD), dtype=np.float64)
