@@ -67,6 +67,7 @@ below 0.93 went from 8 to 4 of 99, with errors within 0.954-1.001 of before. Cal
 candidate's own feature (a learned prediction) instead of the signals did not help (0.925): the
 learner calibrates on the signals through a model that separates the coin items from the
 others, which one linear prediction does not.
+
 **In-sample linear fits** (``lace``, ``global_cv``, ``per_signal_cv``, and ``lace_shrunk`` /
 ``lace_learned``, which calibrate on the signals as ``auto`` does): the factor
 sum w^2 g^2 e^2 / sum w^2 e^2 with the fit's in-sample residuals, taken where it is above 1.
@@ -77,10 +78,10 @@ the RMS se 5% higher at level 1 (0.0195 to 0.0205) and 2-3% at the others. On LL
 mean coverage by subset at 300 labels went from 0.957 to 0.970 (worst slice 0.915 to 0.940),
 by log input length at 60 / 120 / 300 labels from 0.915 / 0.951 / 0.944 to 0.927 / 0.961 /
 0.950 (worst slice 0.885 to 0.895 at 300; at 60 and at subset's 60 and 120 most misses are
-slices with at most K labels, where ``lace`` reports no interval; AlpacaEval, UniEval, PandaLM and WMT in
-docs/results/per_slice.md). With 10 of level a's 100
-labels on its coin items (``tests/methods/test_calibration.py``) the plain ``lace`` and
-``global_cv`` se were 0.52-0.66 of the exact post-stratified one; calibrated, 0.98-1.32.
+slices with at most K labels, where ``lace`` reports no interval; AlpacaEval, UniEval, PandaLM
+and WMT in docs/results/per_slice.md). With 10 of level a's 100 labels on its coin items
+(``tests/methods/test_calibration.py``) the plain ``lace`` and ``global_cv`` se were 0.52-0.66
+of the exact post-stratified one; calibrated, 0.98-1.32.
 The cost is in small slices, where the ratio is noisy and only its upper side is taken: in the
 six-group coverage test of ``tests/core/test_coverage.py`` (1,000 draws) the smallest group
 (about 36 labels, 3 signals) covered 0.973 with a 5% larger RMS se (0.968 with the plain

@@ -450,8 +450,10 @@ def linear_fit(
     (:func:`~slicewise.inference.calibration.given_set_factor`) where that is the larger: for
     coefficients fitted on the labels (not for a fixed or supplied one).
     """
-    factor = None
+    factor: FloatArray | None = None
+    crowded: BoolArray | None = None
     if given is not None:
+        crowded = coef.coef.shape[1] * lab.sum_wb2 > SIGNALS_PER_LABEL
         weights, _ = dense_weights(pool.kernel, given.labeled.index)
         sample_mass = lab.mass if lab.sample_mass is None else lab.sample_mass
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -467,9 +469,6 @@ def linear_fit(
             pi=given.labeled.pi,
         )
     variance = local_variance(pool, lab, coef, given_factor=factor)
-    crowded = None
-    if given is not None:
-        crowded = coef.coef.shape[1] * lab.sum_wb2 > SIGNALS_PER_LABEL
     return MethodFit(
         estimate=centered_estimate(pool, lab, coef.coef),
         var_pool=variance.pool,
