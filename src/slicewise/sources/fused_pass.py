@@ -19,10 +19,9 @@ from typing import Any
 import numpy as np
 
 from .._typing import FloatArray
-from ..locality.weights import BlockKernel
 from ..moments.pool import ScaleSums, column_products
 from .block_sums import block_sums
-from .kernel_passes import LearnedColumns, MomentsPass
+from .kernel_passes import LearnedColumns, MomentsPass, block_kernels
 
 #: The state of a :class:`FusedPass`: the moments pass's sums per scale, and per scale the
 #: (G, 1 + d) sums [w, w V] of the learned columns (one row for ``inf``).
@@ -54,12 +53,7 @@ class FusedPass:
         shared = 2 + x.shape[1]
         width = shared + folds
         finite = sorted((s for s in reader.scales if not math.isinf(s)), key=lambda s: s != 1.0)
-        kernels = [
-            BlockKernel(
-                z, locality.grid, locality.bandwidth * s if s != 1.0 else locality.bandwidth
-            )
-            for s in finite
-        ]
+        kernels = block_kernels(locality, z, finite)
         columns = _BlockColumns(self.compute, z, x)
         found, everywhere = block_sums(kernels, x, columns, width, shared=shared)
         sums: dict[float, ScaleSums] = {}

@@ -5,14 +5,14 @@ the profile moments (:class:`ProfileMomentsPass`)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._typing import FloatArray, KernelMatrix, Kind
-from ..locality.weights import Locality
+from ..locality.weights import BlockKernel, Locality
 from ..moments.kernel_ops import column_sums, square_column_sums, weighted_products, weighted_sums
 from ..moments.pool import ScaleSums
 from .scan import _moments, column_values, merge_moments
@@ -28,6 +28,12 @@ def kernel_at(locality: Locality, z: FloatArray, scale: float) -> KernelMatrix:
     if scale == 1.0 or locality.kind == "categorical":
         return locality.kernel(z)
     return locality.kernel(z, locality.bandwidth * scale)
+
+
+def block_kernels(locality: Locality, z: FloatArray, scales: Sequence[float]) -> list[BlockKernel]:
+    """The Gaussian kernels at each finite scale x h of a batch sorted by a one-column Z, as
+    :class:`~slicewise.locality.weights.BlockKernel` s (the entries of :func:`kernel_at`)."""
+    return [BlockKernel(z, locality.grid, locality.bandwidth * scale) for scale in scales]
 
 
 def profile_values(batch: Any, z: tuple[str, ...], levels: tuple[Any, ...] | None) -> FloatArray:
@@ -110,16 +116,11 @@ class MomentsPass:
     def partial(self, batch: Any) -> dict[float, ScaleSums]:
         out: dict[float, ScaleSums] = {}
         if self.locality.kind == "continuous":  # every scale, the global sums too, at once
-            from ..locality.weights import BlockKernel
             from .block_sums import block_sums
 
             z, x = self.sorted_rows(batch)
             finite = [scale for scale in self.scales if not math.isinf(scale)]
-            h = self.locality.bandwidth
-            kernels = [
-                BlockKernel(z, self.locality.grid, h * scale if scale != 1.0 else h)
-                for scale in finite
-            ]
+            kernels = block_kernels(self.locality, z, finite)
             found, (everywhere, _) = block_sums(kernels, x, _no_columns, 0, shared=0)
             out.update((scale, sums) for scale, (sums, _) in zip(finite, found, strict=True))
             if any(math.isinf(scale) for scale in self.scales):
@@ -196,19 +197,13 @@ def continuous_sums(
     points, 6 signals): the dense kernel at each scale, each sum taken apart, was most of a
     continuous profile's time.
     """
-    from ..locality.weights import BlockKernel
     from ..moments.pool import scales_sums_with
 
     if not scales:
         return []
     if not ordered:
         z, x = sorted_by_profile(z, x)
-    kernels: list[Any] = [
-        BlockKernel(
-            z, locality.grid, locality.bandwidth * scale if scale != 1.0 else locality.bandwidth
-        )
-        for scale in scales
-    ]
+    kernels: list[Any] = block_kernels(locality, z, scales)
     found = scales_sums_with(kernels, x, None, 0, shared=0, products=products)
     return [sums for sums, _ in found]
 
