@@ -28,7 +28,10 @@ E_P[r_Q(Z){Y - f(S, Z)}] + E_P[r_Q(Z) f(S, Z)] = psi.
   ``method='lace'`` uses f_i = beta_hat(Z_i)' X_i with the profile's local ridge coefficient
   interpolated from the grid to Z_i by kernel weights (treated as fixed: first-order adaptivity);
   ``'global_cv'`` one ridge coefficient fitted under the weights omega; ``'naive'`` f = 0 (the
-  Hajek importance-weighted labeled mean).
+  Hajek importance-weighted labeled mean). Since f of ``lace`` and ``global_cv`` is fitted on
+  the same labels, the residual variance is the one given the labeled set where that is the
+  larger (:func:`slicewise.inference.calibration.given_set_factor`, calibrated on the
+  standardised signals, as the profile's variance is).
 
 The pool target is the realized weighted mean: sum_g q_g theta_T(g), or sum_T r_i Y_i / sum_T r_i;
 the population target E_Q[theta(Z)] treats Q (and r_Q) as given.
@@ -50,7 +53,7 @@ from .._validation import check_choice, check_common, check_level
 from ..data.table import make_table
 from ..estimators.centered import CoefficientFit, ridge_coefficient
 from ..inference.influence import dense_rows
-from ..methods.base import LabeledSet, MethodFit, PoolContext, linear_fit
+from ..methods.base import GivenSet, LabeledSet, MethodFit, PoolContext, linear_fit
 from ..methods.control_variates import LinearPieces, linear_pieces
 from ..methods.options import DEFAULTS, MethodOptions
 from ..methods.run import build_context, check_method_needs, fit_with_warnings, pool_notes
@@ -388,7 +391,16 @@ def _continuous_score(
         coef = ridge_coefficient(pool, lab, options.ridge)
     else:
         coef = CoefficientFit.fixed(np.zeros((1, 0)))
-    fit = linear_fit(pool, lab, coef)
+    # the prediction (lace) or the coefficient (global_cv) is fitted on these labels: the
+    # variance given the labeled set, calibrated on the standardised signals as the profile's is
+    fitted = x.shape[1] > 0
+    given = GivenSet(
+        labeled,
+        x[labeled.index],
+        ctx.features[labeled.index],
+        (ratio @ ctx.features / ratio.sum()).reshape(1, -1),
+    )
+    fit = linear_fit(pool, lab, coef, given=given if fitted else None)
     naive_x = np.zeros((ctx.n_pool, 0))
     naive_pool = PoolMoments.compute(kernel, naive_x)
     naive_lab = LabeledMoments.compute(naive_pool, labeled.index, labeled.y, naive_x)
