@@ -293,8 +293,7 @@ def rule(pool: Pool, pi0: float, more: float, floor: float) -> np.ndarray:
     batch = more / (1.0 - pi0)  # every item open, each at its (1 - pi0) share
     sd = np.clip(np.sqrt(pool.v), *RESIDUAL_SD)
     open_ = np.ones(m, dtype=bool)
-    previous = np.full(m, pi0)
-    p = adaptive_probabilities(need, pool.nearest, sd, open_, previous, batch, floor, PRIOR_LABELS)
+    p = adaptive_probabilities(need, pool.nearest, sd, open_, batch, floor, PRIOR_LABELS)
     return np.asarray(1.0 - (1.0 - pi0) * (1.0 - p), dtype=np.float64)
 
 

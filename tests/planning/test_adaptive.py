@@ -168,175 +168,52 @@ def test_adaptive_multi_batch_protocol_is_unbiased_and_covers() -> None:
     assert se["auto"] <= 1.02 * se["global_cv"], se
 
 
-def _slices(sizes: list[int], labeled: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """slice_of of consecutive slices of the given sizes, and the open (unlabeled) rows: the
-    first ``labeled`` rows of each slice are labeled."""
-    slice_of = np.repeat(np.arange(len(sizes)), sizes)
-    open_ = np.concatenate([np.arange(s) >= n for s, n in zip(sizes, labeled, strict=True)])
-    return slice_of, open_
-
-
-def test_slice_targets_with_equal_sd_level_the_uniform_labeling_variances() -> None:
-    """With sd_i constant within each slice the floored Neyman allocation is uniform, and the
-    water-filling is the one on (1 - f - Delta / N) sigma^2 / (n_eff + Delta): the slices it
-    gives more than the floor end at one such variance, the others below it; the labels
-    already there count."""
+def test_slice_allocation_equalizes_the_predicted_variances() -> None:
+    """Water-filling: the adaptive part of the batch brings the slices it labels to one variance,
+    counting the labels already there and the floor's share; a slice already below that variance
+    gets nothing."""
     from types import SimpleNamespace
 
-    from slicewise.planning.adaptive import slice_targets
+    from slicewise.planning.adaptive import slice_allocation
 
     sigma2 = np.array([0.25, 0.10, 0.04, 0.20])
     n_eff = np.array([30.0, 30.0, 30.0, 200.0])
-    n_pool = np.full(4, 1000.0)
-    need = SimpleNamespace(sigma=np.sqrt(sigma2), n_labeled=n_eff, n_pool=n_pool, size=4)
-    slice_of, open_ = _slices([1000] * 4, [30, 30, 30, 200])
-    previous = (n_eff / n_pool)[slice_of]
-    sd = np.array([0.4, 0.2, 0.3, 0.1])[slice_of]  # the scale is calibrated away
-    batch, low = 300.0, 0.3 * 300.0 / open_.sum()
-    target = slice_targets(need, slice_of, sd, open_, previous, batch, low)
-    assert abs(target.sum() - batch) < 1e-5 * batch  # the bisection's precision
-    floor_share = low * (n_pool - n_eff)
-    n_new = n_eff + target
+    n_pool = np.array([1000.0, 1000.0, 1000.0, 1000.0])
+    unlabeled = n_pool - n_eff
+    need = SimpleNamespace(sigma=np.sqrt(sigma2), n_labeled=n_eff, n_pool=n_pool, target=0.001)
+    batch, floor = 300.0, 0.3
+    labels = slice_allocation(need, unlabeled, batch, floor)
+    assert abs(labels.sum() - (1 - floor) * batch) < 1e-6
+    fixed = floor * batch * unlabeled / unlabeled.sum()
+    n_new = n_eff + fixed + labels
     variance = (1 - n_new / n_pool) * sigma2 / n_new
-    got = target > floor_share + 1e-6
+    got = labels > 0
     assert got.tolist() == [True, True, False, False]
     np.testing.assert_allclose(variance[got], variance[got].max(), rtol=1e-6)
     assert np.all(variance[~got] <= variance[got].max() * (1 + 1e-9))
-    np.testing.assert_allclose(target[~got], floor_share[~got], rtol=1e-9)
-    # a batch larger than every slice's open items: each gets all of them
-    everything = slice_targets(need, slice_of, sd, open_, previous, 5000.0, low)
-    np.testing.assert_allclose(everything, n_pool - n_eff, rtol=1e-9)
+    # a batch larger than every slice's whole need: each gets all of its unlabeled items
+    everything = slice_allocation(need, unlabeled, 5000.0, floor)
+    np.testing.assert_allclose(everything + floor * unlabeled, unlabeled, rtol=1e-9)
 
 
-def _neyman_variance(
-    sd: np.ndarray,
-    slice_of: np.ndarray,
-    open_: np.ndarray,
-    previous: np.ndarray,
-    t: np.ndarray,
-    low: float,
-) -> np.ndarray:
-    """Each slice's Poisson variance of its mean of residuals, sum sd^2 (1 / pi - 1) / N^2,
-    after floored_probabilities spreads the targets t."""
-    from slicewise.planning.adaptive import floored_probabilities
-
-    p = floored_probabilities(sd, slice_of, open_, t, low)
-    pi = 1 - (1 - previous) * (1 - p)
-    sizes = np.bincount(slice_of).astype(float)
-    return np.bincount(slice_of, sd**2 * (1 / pi - 1)) / sizes**2
-
-
-def test_slice_targets_are_the_minimax_of_the_neyman_variances() -> None:
-    """Three slices whose residual sd is known (sigma^2 = mean sd^2, the pilot's current
-    variance exact): the targets minimise the worst slice's variance under the floored Neyman
-    allocation (a grid search over the batch's split agrees), and beat the targets that level
-    the uniform-labeling variances sigma^2 (1 / pi - 1) / N, which over-serve the slice of
-    mostly easy items."""
+def test_slice_allocation_shrinks_the_slices_variances_toward_the_pooled_one() -> None:
+    """prior_labels n0: the allocation is the one for (n_eff sigma^2 + n0 pooled) / (n_eff + n0),
+    so a slice whose large variance rests on few labels draws fewer of the batch."""
     from types import SimpleNamespace
 
-    from slicewise.planning.adaptive import slice_targets
-
-    size, n0, batch = 200, 10, 120.0
-    easy = [0.8, 0.5, 0.2]  # share of items with sd 0.1; the others 0.5
-    sd = np.concatenate([np.where(np.arange(size) < e * size, 0.1, 0.5) for e in easy])
-    slice_of, open_ = _slices([size] * 3, [n0] * 3)
-    previous = np.full(sd.size, n0 / size)
-    sigma2 = np.bincount(slice_of, sd**2) / size
-    n_eff = np.full(3, float(n0))
-    need = SimpleNamespace(sigma=np.sqrt(sigma2), n_labeled=n_eff, n_pool=np.full(3, 200.0), size=3)
-    low = 0.3 * batch / open_.sum()
-    target = slice_targets(need, slice_of, sd, open_, previous, batch, low)
-    assert abs(target.sum() - batch) < 1e-5 * batch  # the bisection's precision
-    worst = _neyman_variance(sd, slice_of, open_, previous, target, low).max()
-    # grid search: V_g on a grid of each slice's labels, every split of the batch over it
-    floor_share = low * (size - n0)
-    grid = np.linspace(floor_share, 110.0, 441)
-    curves = np.array(
-        [
-            [_neyman_variance(sd, slice_of, open_, previous, np.full(3, t), low)[g] for t in grid]
-            for g in range(3)
-        ]
-    )
-    t1, t2 = np.meshgrid(grid, grid, indexing="ij")
-    t3 = batch - t1 - t2
-    v3 = np.interp(t3, grid, curves[2], left=np.inf, right=np.inf)
-    split = np.maximum(np.maximum(curves[0][:, None], curves[1][None, :]), v3)
-    best = float(split.min())
-    assert worst <= best * (1 + 1e-6)
-    assert worst >= best * (1 - 0.02)  # the grid's step
-    # the uniform model's leveling: sigma^2 (1 / pi - 1) / N equal across slices
-    uniform_model = sigma2[:, None] * (size / (n0 + grid[None, :]) - 1) / size
-    level_split = np.maximum(
-        np.maximum(uniform_model[0][:, None], uniform_model[1][None, :]),
-        np.interp(t3, grid, uniform_model[2], left=np.inf, right=np.inf),
-    )
-    i, j = np.unravel_index(np.argmin(level_split), level_split.shape)
-    old = np.array([grid[i], grid[j], batch - grid[i] - grid[j]])
-    assert old[0] > target[0] + 1.0  # the slice of easy items gets more under the old model
-    old_worst = _neyman_variance(sd, slice_of, open_, previous, old, low).max()
-    assert worst < 0.95 * old_worst
-
-
-def test_slice_targets_with_a_prior_draw_less_to_a_slice_of_few_labels() -> None:
-    """prior_labels n0: a slice whose large variance rests on few labels is shrunk toward the
-    pooled variance, and its Neyman gain is trusted with the weight n_eff / (n_eff + n0): with
-    equal sd_i (no Neyman gain) the targets are those for (n_eff sigma^2 + n0 pooled) /
-    (n_eff + n0); in every case the slice draws fewer of the batch than without the prior."""
-    from types import SimpleNamespace
-
-    from slicewise.planning.adaptive import slice_targets
+    from slicewise.planning.adaptive import slice_allocation
 
     sigma2 = np.array([0.24, 0.05, 0.05])
     n_eff = np.array([5.0, 60.0, 60.0])
     n_pool = np.full(3, 1000.0)
-    slice_of, open_ = _slices([1000] * 3, [5, 60, 60])
-    previous = (n_eff / n_pool)[slice_of]
-    raw = SimpleNamespace(sigma=np.sqrt(sigma2), n_labeled=n_eff, n_pool=n_pool, size=3)
+    unlabeled = n_pool - n_eff
+    raw = SimpleNamespace(sigma=np.sqrt(sigma2), n_labeled=n_eff, n_pool=n_pool, target=0.05)
     pooled = float(np.sum(n_eff * sigma2) / n_eff.sum())
     shrunk = (n_eff * sigma2 + 20.0 * pooled) / (n_eff + 20.0)
-    by_hand = SimpleNamespace(sigma=np.sqrt(shrunk), n_labeled=n_eff, n_pool=n_pool, size=3)
-    equal = np.full(slice_of.size, 0.3)
-    args = (slice_of, equal, open_, previous, 200.0, 0.3 * 200.0 / open_.sum())
-    with_prior = slice_targets(raw, *args, prior_labels=20.0)
-    np.testing.assert_allclose(with_prior, slice_targets(by_hand, *args), rtol=1e-6)
-    assert with_prior[0] < slice_targets(raw, *args)[0]
-    sd = np.random.default_rng(3).uniform(0.1, 0.5, slice_of.size)
-    args = (slice_of, sd, open_, previous, 200.0, 0.3 * 200.0 / open_.sum())
-    assert slice_targets(raw, *args, prior_labels=20.0)[0] < slice_targets(raw, *args)[0]
-
-
-def test_adaptive_probabilities_keep_the_batch_the_floor_and_the_targets() -> None:
-    """The design stays valid: the open rows expect the batch, none is below the floor or above
-    1, rows outside every slice get the floor, and each slice's open rows expect its target."""
-    from types import SimpleNamespace
-
-    from slicewise.planning.adaptive import adaptive_probabilities, slice_targets
-
-    rng = np.random.default_rng(11)
-    slice_of, open_ = _slices([300, 500, 80], [20, 20, 5])
-    slice_of[-10:] = -1  # outside every slice (open rows)
-    sd = rng.uniform(0.05, 0.5, slice_of.size)
-    previous = np.full(sd.size, 45 / 880)
-    need = SimpleNamespace(
-        sigma=np.array([0.2, 0.4, 0.3]),
-        n_labeled=np.array([20.0, 20.0, 5.0]),
-        n_pool=np.array([300.0, 500.0, 80.0]),
-        size=3,
-    )
-    batch, floor = 150.0, 0.3
-    p = adaptive_probabilities(need, slice_of, sd, open_, previous, batch, floor, 20.0)
-    low = floor * batch / open_.sum()
-    assert abs(p[open_].sum() - batch) < 1e-6
-    assert p[open_].min() >= low * (1 - 1e-12)
-    assert p.max() <= 1.0
-    np.testing.assert_allclose(p[slice_of < 0], low)
-    inside = open_ & (slice_of >= 0)
-    batch_in = batch - low * float((open_ & (slice_of < 0)).sum())
-    low_in = floor * batch_in / inside.sum()
-    assert p[inside].min() >= low_in * (1 - 1e-9)
-    target = slice_targets(need, slice_of, sd, open_, previous, batch_in, low_in, 20.0)
-    got = np.bincount(slice_of[inside], p[inside], minlength=3)
-    np.testing.assert_allclose(got, target, rtol=1e-6)
+    by_hand = SimpleNamespace(sigma=np.sqrt(shrunk), n_labeled=n_eff, n_pool=n_pool, target=0.05)
+    with_prior = slice_allocation(raw, unlabeled, 200.0, 0.3, prior_labels=20.0)
+    np.testing.assert_allclose(with_prior, slice_allocation(by_hand, unlabeled, 200.0, 0.3))
+    assert with_prior[0] < slice_allocation(raw, unlabeled, 200.0, 0.3)[0]
 
 
 def _small_slice_pool(rng: np.random.Generator) -> pd.DataFrame:

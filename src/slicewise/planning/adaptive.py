@@ -33,20 +33,16 @@ items and u the uniform floor (default 0.3), and no unlabeled item's probability
 u m / |U| (the floor: an item's weight 1 / pi_i, and with it its contribution to the variance,
 is at most 1 / u times what uniform labeling of the batch would give it).
 
-*Across slices*, slice g expects T_g labels, at least the floor's share F_g = u m U_g / |U| (U_g
-its unlabeled items), from :func:`slice_targets`: water-filling to a common predicted variance,
-each slice's variance predicted under the within-slice allocation below that it will get (so a
-slice of mostly easy items, whose Neyman allocation cuts its variance far more than uniform
-labeling would, is not over-served), scaled so that at the current design it is the method's
-current squared standard error from :func:`~slicewise.planning.plan.plan` (so the labels
-already in a slice count; each slice's residual variance shrunk toward the pooled one with the
-weight of :data:`PRIOR_LABELS` labels, since a pilot's few labels per slice measure it roughly):
-the allocation that minimises the worst slice's predicted variance. (Before this change the
-slices' variances were predicted as if their labels were spread uniformly within them,
-sigma^2_g / n, which over-served the slices of easy items: docs/results/adaptive.md.)
+*Across slices*, slice g expects F_g + A_g labels: the floor's share F_g = u m U_g / |U| and a
+share A_g of the adaptive part (1 - u) m from :func:`slice_allocation`, water-filling to a common
+variance with each slice's per-label residual variance, labeled effective size and pool size
+from :func:`~slicewise.planning.plan.plan` (so the labels already in a slice, and the floor's
+share, count; each slice's residual variance shrunk toward the pooled one with the weight of
+:data:`PRIOR_LABELS` labels, since a pilot's few labels per slice measure it roughly), which is
+the allocation that minimises the worst slice's predicted variance.
 
 *Within a slice*, p_i = min{1, max(u m / |U|, c_g sd_i)}, c_g such that the slice's unlabeled
-items expect T_g labels (:func:`floored_probabilities`): the Neyman allocation for a mean
+items expect F_g + A_g labels (:func:`floored_probabilities`): the Neyman allocation for a mean
 of residuals (p_i proportional to their standard deviation), clipped at the floor and at 1,
 which minimises the slice's variance sum_i sd_i^2 / p_i under those bounds. The residual scale
 sd_i is sqrt{f_i (1 - f_i)} (clipped to [0.1, 0.5]) from a logistic model f of Y on (Z, S)
@@ -102,7 +98,7 @@ Strategy = Literal["adaptive", "uniform"]
 STRATEGIES: tuple[Strategy, ...] = ("adaptive", "uniform")
 #: Fewest labels (and both label values) before the adaptive strategy fits its models.
 MIN_ADAPTIVE_LABELS = 20
-#: Weight (in labels) of the pooled residual variance in each slice's (:func:`slice_targets`):
+#: Weight (in labels) of the pooled residual variance in each slice's (:func:`slice_allocation`):
 #: with 20 the labels saved on Setting C rose from 11% to 19% (30 seeds), the others 0-5 points.
 PRIOR_LABELS = 20.0
 #: Clip of the predicted residual standard deviation sd_i.
@@ -111,8 +107,6 @@ RESIDUAL_SD = (0.1, 0.5)
 MAX_BASIS = 10
 #: A slice whose expected labeled share after a batch reaches this is labeled completely.
 COMPLETE_SHARE = 0.5
-#: Bisection steps of :func:`slice_targets` (on log c over a range of about 10, on log V over 60).
-BISECTIONS = 32
 
 
 def residual_design(pilot: Any) -> FloatArray:
@@ -309,14 +303,12 @@ def next_items(
         slice_of[rows] = nearest
         sd = np.zeros(m)
         sd[rows] = _residual_scale(pilot, C)
-        p = adaptive_probabilities(
-            need, slice_of, sd, unlabeled, previous, float(batch), floor, PRIOR_LABELS
-        )
+        p = adaptive_probabilities(need, slice_of, sd, unlabeled, float(batch), floor, PRIOR_LABELS)
         complete = _slices_to_complete(p, slice_of, labeled, COMPLETE_SHARE, float(batch))
         if complete.any():  # label them completely; the rest of the batch goes to the others
             left = float(batch) - float((complete & unlabeled).sum())
             rest = adaptive_probabilities(
-                need, slice_of, sd, unlabeled & ~complete, previous, left, floor, PRIOR_LABELS
+                need, slice_of, sd, unlabeled & ~complete, left, floor, PRIOR_LABELS
             )
             p = np.where(complete, 1.0, rest)
     else:
@@ -331,54 +323,26 @@ def next_items(
     return out
 
 
-def slice_targets(
+def slice_allocation(
     need: Any,
-    slice_of: IntArray,
-    sd: FloatArray,
-    open_: np.ndarray,
-    previous: FloatArray,
+    unlabeled: FloatArray,
     batch: float,
-    low: float,
+    floor: float,
     prior_labels: float = 0.0,
 ) -> FloatArray:
-    """Expected labels of each slice's open items in the batch, the floor's included:
-    water-filling to a common predicted variance under the within-slice allocation of
-    :func:`floored_probabilities` that the slices will get.
+    """Labels of the batch's adaptive part per grid point: water-filling to a common variance.
 
-    Slice g's rows R_g (labeled or not) get p_i(c) = min{1, max(low, c sd_i)} for a constant
-    c_g, its open items U_g expect T_g(c) = sum_{U_g} p_i(c) labels, and every row's inclusion
-    probability becomes pi_i(c) = 1 - (1 - pi_i^prev)(1 - p_i(c)) (``previous``: before this
-    batch). Its predicted variance is the Poisson variance of a mean of residuals with standard
-    deviation s_g sd_i,
-
-    .. math::
-
-        V_g(c) = s_g^2 \\sum_{i \\in R_g} sd_i^2 \\{1 / \\pi_i(c) - 1\\},
-
-    with the scale s_g^2 such that V_g at the current design (p = 0) is the current variance
-    sigma^2 (1 - f) / n_eff of :class:`~slicewise.planning.result.PlanResult` (the method's
-    squared standard error; ``prior_labels`` n0 > 0 first shrinks each sigma^2 toward the
-    n_eff-weighted mean over slices with the weight of n0 labels, (n_eff sigma^2 + n0
-    sigma^2_pooled) / (n_eff + n0)); a slice without labels gets the scale for which its
-    uniform-design variance is sigma^2 (1 / pi - 1) / N. With constant sd_i this is the
-    uniform-labeling model (1 - f - Delta / N) sigma^2 / (n_eff + Delta); with unequal sd_i it
-    is what the slice's Neyman allocation really reaches, which for a slice of mostly easy items
-    is far below that model. With ``prior_labels`` the slice trusts that Neyman gain in
-    proportion to its labels: V_g = w V_g^Neyman + (1 - w) V_g^uniform, w = n_eff / (n_eff + n0),
-    V_g^uniform the uniform-labeling model at Delta = T_g (the residual model's sd_i from a
-    pilot's few labels per slice exaggerate the contrast between items). The level V is the smallest with sum_g T_g(c_g(V)) <= ``batch``,
-    c_g(V) the smallest c with V_g(c) <= V, between c = low / max sd (the floor only:
-    T_g = low |U_g|) and c = 1 / min sd (every open item labeled): the batch goes to the slices
-    of largest predicted variance until they are level, the allocation that minimises the
-    worst slice's predicted variance given the labels already there and the floor.
+    With sigma^2(g), n_eff(g) and N(g) of :class:`~slicewise.planning.result.PlanResult` (the
+    labels already there count through n_eff), slice g reaches the variance V with
+    Delta_g(V) = max{0, ((1 - f) sigma^2 - V n_eff) / (V + sigma^2 / N)} more labels (f = n_eff /
+    N). The uniform floor gives it F_g = u m U_g / |U| of them anyway (U_g its unlabeled items),
+    so the adaptive part is A_g(V) = min{max(0, Delta_g(V) - F_g), U_g - F_g}, and V is the
+    smallest variance with sum_g A_g(V) <= (1 - u) m: the batch goes to the slices whose
+    predicted variance is the largest, until they are level (the minimax allocation for the
+    worst slice's half-width, given the labels already there). With ``prior_labels`` n0 > 0 each
+    sigma^2(g) is first shrunk toward the n_eff-weighted mean over slices, with the weight of n0
+    labels: (n_eff sigma^2 + n0 sigma^2_pooled) / (n_eff + n0).
     """
-    g_size = int(need.size)
-    inside = slice_of >= 0
-    g = slice_of[inside]
-    s = np.maximum(sd[inside], 1e-12)
-    opened = open_[inside].astype(np.float64)
-    prev = np.clip(previous[inside], 0.0, 1.0)
-    rows = np.bincount(g, minlength=g_size).astype(np.float64)
     sigma2 = np.asarray(need.sigma, dtype=np.float64) ** 2
     n_eff = np.asarray(need.n_labeled, dtype=np.float64)
     if prior_labels > 0 and n_eff.sum() > 0:  # a slice's variance from few labels is noisy
@@ -386,59 +350,31 @@ def slice_targets(
         sigma2 = (n_eff * sigma2 + prior_labels * pooled) / (n_eff + prior_labels)
     n_pool = np.maximum(np.asarray(need.n_pool, dtype=np.float64), 1e-12)
     fraction = np.clip(n_eff / n_pool, 0.0, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        model_now = np.bincount(g, s**2 * (1.0 / prev - 1.0), minlength=g_size)
-        now = sigma2 * (1.0 - fraction) / n_eff
-        scale = np.where(
-            (n_eff > 0) & np.isfinite(model_now) & (model_now > 0),
-            now / model_now,
-            sigma2 / (n_pool * np.bincount(g, s**2, minlength=g_size)),
+    total_u = float(unlabeled.sum())
+    if total_u <= 0:
+        return np.zeros(unlabeled.size)
+    fixed = floor * min(batch, total_u) * unlabeled / total_u
+    budget = (1.0 - floor) * min(batch, total_u)
+
+    def adaptive_part(v: float) -> FloatArray:
+        delta = ((1.0 - fraction) * sigma2 - v * n_eff) / (v + sigma2 / n_pool)
+        return np.asarray(
+            np.clip(delta - fixed, 0.0, np.maximum(unlabeled - fixed, 0.0)), dtype=np.float64
         )
-    scale = np.where(np.isfinite(scale), scale, 0.0)
-    top = np.zeros(g_size)
-    np.maximum.at(top, g, s)
-    bottom = np.full(g_size, np.inf)
-    np.minimum.at(bottom, g, s)
-    used = rows > 0
-    log_lo = np.where(used, math.log(max(low, 1e-300)) - np.log(np.where(used, top, 1.0)), 0.0)
-    log_hi = np.where(used, -np.log(np.where(used, bottom, 1.0)), 0.0)
 
-    def probabilities(log_c: FloatArray) -> FloatArray:
-        return np.asarray(np.clip(np.exp(log_c)[g] * s, low, 1.0), dtype=np.float64)
-
-    s2, closed = s**2, 1.0 - prev
-
-    trust = n_eff / (n_eff + prior_labels) if prior_labels > 0 else np.ones(g_size)
-
-    def variance(p: FloatArray) -> FloatArray:
-        pi = 1.0 - closed * (1.0 - p)
-        terms = s2 * (1.0 / np.maximum(pi, 1e-300) - 1.0)
-        neyman = scale * np.bincount(g, terms, minlength=g_size)
-        n_new = n_eff + np.bincount(g, p * opened, minlength=g_size)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            flat = sigma2 * np.maximum(1.0 - n_new / n_pool, 0.0) / n_new
-        flat = np.where(np.isfinite(flat), flat, neyman)
-        return np.asarray(trust * neyman + (1.0 - trust) * flat, dtype=np.float64)
-
-    def labels(level: float) -> FloatArray:
-        lo, hi = log_lo.copy(), log_hi.copy()  # V_g falls as c grows: bisect each slice's c
-        for _ in range(BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            above = variance(probabilities(mid)) > level
-            lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
-        return np.asarray(np.bincount(g, probabilities(hi) * opened, minlength=g_size))
-
-    worst = float(variance(probabilities(log_lo)).max())
-    if worst <= 0 or labels(0.0).sum() <= batch:  # the batch labels every open item
-        return labels(0.0)
-    low_v, high_v = math.log(worst) - 60.0, math.log(worst)
-    for _ in range(BISECTIONS):  # sum_g T_g falls as the level V grows
-        mid_v = 0.5 * (low_v + high_v)
-        if labels(math.exp(mid_v)).sum() > batch:
-            low_v = mid_v
+    if adaptive_part(0.0).sum() <= budget:  # the batch can label every slice's need
+        return adaptive_part(0.0)
+    # sum_g A_g(V) falls as V grows: bracket the budget between 0 and a V that needs none
+    low, high = -700.0, math.log(max(float(sigma2.max()), 1e-12))
+    while adaptive_part(math.exp(high)).sum() > budget and high < 700.0:
+        high += 2.0
+    for _ in range(60):
+        mid = 0.5 * (low + high)
+        if adaptive_part(math.exp(mid)).sum() > budget:
+            low = mid
         else:
-            high_v = mid_v
-    return labels(math.exp(high_v))
+            high = mid
+    return adaptive_part(math.exp(high))
 
 
 def adaptive_probabilities(
@@ -446,14 +382,12 @@ def adaptive_probabilities(
     slice_of: IntArray,
     sd: FloatArray,
     open_: np.ndarray,
-    previous: FloatArray,
     batch: float,
     floor: float,
     prior_labels: float,
 ) -> FloatArray:
     """Every row's p_ib when the items ``open_`` share ``batch`` (module notes): each slice's
-    expected labels from :func:`slice_targets`, spread by :func:`floored_probabilities`;
-    ``previous`` holds every row's inclusion probability before the batch."""
+    expected labels from :func:`slice_allocation`, spread by :func:`floored_probabilities`."""
     n_open = int(open_.sum())
     if n_open == 0:
         return np.zeros(sd.size)
@@ -461,16 +395,16 @@ def adaptive_probabilities(
         return np.ones(sd.size)
     low = floor * batch / n_open  # rows outside every slice get the floor
     inside = open_ & (slice_of >= 0)
+    counts = np.bincount(slice_of[inside], minlength=need.size).astype(np.float64)
     batch_in = batch - low * float((open_ & (slice_of < 0)).sum())
-    total_in = max(float(inside.sum()), 1.0)
-    low_in = floor * batch_in / total_in
-    target = slice_targets(need, slice_of, sd, open_, previous, batch_in, low_in, prior_labels)
+    labels = slice_allocation(need, counts, batch_in, floor, prior_labels)
+    total_in = max(float(counts.sum()), 1.0)
+    target = floor * batch_in * counts / total_in + labels
     short = batch_in - float(target.sum())
-    if short > 1e-9:  # every slice's open items are labeled: spread the rest over what is left
-        counts = np.bincount(slice_of[inside], minlength=need.size).astype(np.float64)
+    if short > 1e-9:  # every slice's need is met: spread the rest over what is left open
         room = np.maximum(counts - target, 0.0)
         target = target + short * room / max(float(room.sum()), 1e-12)
-    p = floored_probabilities(sd, slice_of, open_, target, low_in)
+    p = floored_probabilities(sd, slice_of, open_, target, floor * batch_in / total_in)
     return np.where(slice_of >= 0, p, low)
 
 
