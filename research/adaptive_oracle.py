@@ -36,11 +36,11 @@ the primal and the dual value says it converged). The protocols (``PROTOCOLS``):
 * ``none``: l = 0.
 
 Beside them, ``rule`` is the allocation rule of ``sw.next_items`` (one batch of 450 after the
-pilot, in expectation) given the true variances: each slice's (nearest grid point's) per-label
-residual variance sigma^2_g = sum k^2 v / sum k^2 and pool size (sum k)^2 / sum k^2 into
-:func:`slicewise.planning.adaptive.slice_allocation`, the within-slice Neyman allocation on
-sd_i = sqrt(v_i) (clipped as the rule clips it) by
-:func:`slicewise.planning.adaptive.floored_probabilities`, and its V_g on the kernel target.
+pilot, in expectation) given the true variances: each grid point's per-label residual variance
+sigma^2_g = sum k^2 v / sum k^2 and pool size (sum k)^2 / sum k^2 (what ``sw.plan`` would
+report) and sd_i = sqrt(v_i) (clipped as the rule clips it) into the code's own
+:func:`slicewise.planning.adaptive.adaptive_probabilities` (the slices' targets, then the
+within-slice floored Neyman allocation), and its V_g on the kernel target.
 
 ``--prediction`` sets f: ``bayes`` (E[Y | Z, S], the default), ``linear`` (the best prediction
 linear in S at Z, the LACE oracle beta*(z); paper designs) or ``learned`` (the logistic residual
@@ -275,8 +275,10 @@ def minimax(
 
 def rule(pool: Pool, pi0: float, more: float, floor: float) -> np.ndarray:
     """pi of ``sw.next_items``'s allocation given the true variances (one batch of ``more``
-    labels after a uniform pilot at rate pi0, in expectation; module notes)."""
-    from slicewise.planning.adaptive import RESIDUAL_SD, floored_probabilities, slice_allocation
+    labels after a uniform pilot at rate pi0, in expectation; module notes): its own
+    :func:`slicewise.planning.adaptive.adaptive_probabilities` on sd_i = sqrt(v_i), clipped as
+    next_items clips it, with the prior weight of next_items."""
+    from slicewise.planning.adaptive import PRIOR_LABELS, RESIDUAL_SD, adaptive_probabilities
 
     k = pool.kernel
     sq = (k**2).sum(axis=0)
@@ -285,20 +287,14 @@ def rule(pool: Pool, pi0: float, more: float, floor: float) -> np.ndarray:
         sigma=np.sqrt((k**2 * pool.v[:, None]).sum(axis=0) / sq),
         n_labeled=pi0 * n_pool,
         n_pool=n_pool,
+        size=k.shape[1],
     )
     m = pool.size
     batch = more / (1.0 - pi0)  # every item open, each at its (1 - pi0) share
-    g = pool.a.shape[0]
-    counts = np.bincount(pool.nearest, minlength=g).astype(np.float64)
-    labels = slice_allocation(need, counts, batch, floor, 20.0)
-    target = floor * batch * counts / m + labels
-    short = batch - float(target.sum())
-    if short > 1e-9:
-        room = np.maximum(counts - target, 0.0)
-        target = target + short * room / room.sum()
     sd = np.clip(np.sqrt(pool.v), *RESIDUAL_SD)
-    p = floored_probabilities(sd, pool.nearest, np.ones(m, bool), target, floor * batch / m)
-    return 1.0 - (1.0 - pi0) * (1.0 - p)
+    open_ = np.ones(m, dtype=bool)
+    p = adaptive_probabilities(need, pool.nearest, sd, open_, batch, floor, PRIOR_LABELS)
+    return np.asarray(1.0 - (1.0 - pi0) * (1.0 - p), dtype=np.float64)
 
 
 def practical(sc: object, seed: int) -> np.ndarray:

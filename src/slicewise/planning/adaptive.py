@@ -303,13 +303,11 @@ def next_items(
         slice_of[rows] = nearest
         sd = np.zeros(m)
         sd[rows] = _residual_scale(pilot, C)
-        p = _adaptive_probabilities(
-            need, slice_of, sd, unlabeled, float(batch), floor, PRIOR_LABELS
-        )
+        p = adaptive_probabilities(need, slice_of, sd, unlabeled, float(batch), floor, PRIOR_LABELS)
         complete = _slices_to_complete(p, slice_of, labeled, COMPLETE_SHARE, float(batch))
         if complete.any():  # label them completely; the rest of the batch goes to the others
             left = float(batch) - float((complete & unlabeled).sum())
-            rest = _adaptive_probabilities(
+            rest = adaptive_probabilities(
                 need, slice_of, sd, unlabeled & ~complete, left, floor, PRIOR_LABELS
             )
             p = np.where(complete, 1.0, rest)
@@ -379,7 +377,7 @@ def slice_allocation(
     return adaptive_part(math.exp(high))
 
 
-def _adaptive_probabilities(
+def adaptive_probabilities(
     need: Any,
     slice_of: IntArray,
     sd: FloatArray,
