@@ -8,6 +8,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from pool_frames import SIGNALS, PoolData, assert_same_profile, make_pool
 
@@ -513,6 +514,40 @@ def test_exact_percentiles(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     np.testing.assert_array_equal(got, np.percentile(x, q))
 
 
+@pytest.mark.parametrize("case", ["smooth", "ties", "constant", "tiny", "wide"])
+def test_sql_percentiles(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SQL aggregates of a DuckDB pool give np.percentile exactly (several refinement
+    rounds with 16 bins), and the moments of the squared standardised column numpy's."""
+    from slicewise.sources.duckdb_percentiles import sql_percentiles
+    from slicewise.sources.duckdb_sql import quote
+    from slicewise.sources.kernel_passes import ProfileColumns, ProfileMomentsPass
+
+    monkeypatch.setattr(percentiles, "BINS", 16)
+    monkeypatch.setattr(percentiles, "COLLECT", 50)
+    rng = np.random.default_rng(1)
+    x = {
+        "smooth": rng.standard_cauchy(20_000),
+        "ties": rng.integers(0, 4, 20_000).astype(float),
+        "constant": np.full(500, 2.5),
+        "tiny": np.array([3.0, -1.0]),
+        "wide": np.concatenate([[-1e308, 1e308], rng.normal(size=5_000)]),
+    }[case]
+    relation = duckdb.connect().from_arrow(pa.table({"x": x}))
+    center, scale = np.array([0.3]), np.array([1.7])
+    squares = ProfileMomentsPass(ProfileColumns(("x",)), center, scale)
+    q = [5, 50, 95, 0, 100]
+    got, moments = sql_percentiles(
+        relation, quote, "x", q, n=x.size, lo=float(x.min()), hi=float(x.max()), squares=squares
+    )
+    np.testing.assert_array_equal(got, np.percentile(x, q))
+    assert moments is not None
+    if case != "wide":  # the squares of 1e308 overflow
+        t = ((x - center[0]) / scale[0]) ** 2
+        assert moments[0] == x.size
+        np.testing.assert_allclose(moments[1], [t.mean()], rtol=1e-12)
+        np.testing.assert_allclose(moments[2], [((t - t.mean()) ** 2).sum()], rtol=1e-9)
+
+
 def test_percentiles_share_a_histogram_per_interval(monkeypatch: pytest.MonkeyPatch) -> None:
     """The first pass counts the column once for all four ranks of the 5th and 95th percentiles
     (they share the whole range), and no pass counts one interval twice."""
@@ -792,3 +827,50 @@ def test_continuous_sums_equal_the_dense_kernel_sums() -> None:
         np.testing.assert_allclose(sums.sq_mass, square_column_sums(kernel), rtol=1e-12)
         np.testing.assert_allclose(sums.first, weighted_sums(kernel, x), rtol=1e-11, atol=1e-9)
         np.testing.assert_allclose(sums.second, weighted_products(kernel, x), rtol=1e-11, atol=1e-9)
+
+
+@pytest.mark.parametrize(("z", "numeric"), [("z", True), ("segment", False)])
+def test_labeled_rows_in_the_statistics_scan(
+    files: dict[str, Path], data: PoolData, z: str, numeric: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With an integer key and a connection the labeled rows come from the statistics
+    aggregate (no semi join of their own): the rows, values and key text of the semi join,
+    and no row for a gold key that is not written as a cast writes integers."""
+    from slicewise.sources import duckdb_sql
+
+    connection = duckdb.connect()
+    relation = connection.read_parquet(str(files["file"]))
+    keys = [str(k) for k in data.gold["id"]] + ["007", "x", str(10**9)]
+    pass_ = scan.StatsPass(
+        z=(z,),
+        numeric_z=(numeric,),
+        level_cap=0 if numeric else scan.MAX_LEVELS,
+        signals=tuple(SIGNALS),
+        on=("id",),
+        gold_keys=tuple(keys),
+        label=None,
+    )
+    assert duckdb_sql._riding_labels(relation, pass_, None, None) is None  # no connection
+    semi_join = duckdb_sql._labeled_rows
+
+    def not_called(*args: Any) -> Any:
+        raise AssertionError("the labeled rows were scanned apart")
+
+    monkeypatch.setattr(duckdb_sql, "_labeled_rows", not_called)
+    found = duckdb_sql.sql_stats(relation, pass_, connection)
+    assert found is not None
+    expected = semi_join(relation, pass_, connection)
+    got = found[0].labeled
+    columns = [z, *SIGNALS, scan.KEY]
+    assert list(got.columns) == columns
+    order_got = got.sort_values(scan.KEY).reset_index(drop=True)
+    order_expected = expected.sort_values(scan.KEY).reset_index(drop=True)
+    assert len(order_got) == len(data.gold)
+    assert order_got[scan.KEY].tolist() == order_expected[scan.KEY].tolist()
+    for c in columns[:-1]:
+        if numeric or c != z:
+            np.testing.assert_array_equal(
+                order_got[c].to_numpy(np.float64), order_expected[c].to_numpy(np.float64)
+            )
+        else:
+            assert order_got[c].tolist() == order_expected[c].tolist()
