@@ -168,25 +168,18 @@ def sql_stats(
     z_min: list[float] = []
     z_max: list[float] = []
     z_integer: list[bool] = []
-    riding = _riding_labels(relation, pass_, connection, schema)
-    try:
-        if grouped:  # one text profile column: one grouped aggregate gives every statistic
-            rows, z_missing, bad, means, level_sums, records = _grouped_stats(
-                relation, pass_, values, riding
-            )
-        else:
-            found = _pool_stats(relation, pass_, values, len(numeric), riding)
-            rows, z_missing, bad, means, squares, z_min, z_max, z_integer, records = found
-    finally:
-        if riding is not None:
-            connection.unregister(GOLD_TABLE)
-    if level_sums is not None:
+    if grouped:  # one text profile column: one grouped aggregate gives every statistic
+        rows, z_missing, bad, means, level_sums = _grouped_stats(relation, pass_, values)
         p = len(values)
         upper_rows, upper_cols = np.triu_indices(p)
         diagonal = 1 + p + np.flatnonzero(upper_rows == upper_cols)
         squares = np.zeros(p)
         for _, sums in level_sums.rows:
             squares += sums[diagonal]
+    else:
+        rows, z_missing, bad, means, squares, z_min, z_max, z_integer = _pool_stats(
+            relation, pass_, values, len(numeric)
+        )
     q = len(numeric)
     levels: list[set[Any] | None] = []
     for name, flag in zip(pass_.z, pass_.numeric_z, strict=True):
@@ -212,25 +205,15 @@ def sql_stats(
         z_levels=tuple(levels),
         signal_bad=tuple(bad[q:]),
         signal_moments=(rows, means[q:], squares[q:]),
-        labeled=_labeled_rows(relation, pass_, connection)
-        if riding is None
-        else riding.frame(records),
+        labeled=_labeled_rows(relation, pass_, connection),
     )
     return stats, level_sums
 
 
 def _pool_stats(
-    relation: Any, pass_: StatsPass, values: Sequence[str], q: int, riding: RidingLabels | None
+    relation: Any, pass_: StatsPass, values: Sequence[str], q: int
 ) -> tuple[
-    int,
-    tuple[int, ...],
-    list[int],
-    FloatArray,
-    FloatArray,
-    list[float],
-    list[float],
-    list[bool],
-    list[Any],
+    int, tuple[int, ...], list[int], FloatArray, FloatArray, list[float], list[float], list[bool]
 ]:
     """Row count, missing profile values, missing or non-finite values of the numeric columns
     ``values`` (the first ``q`` are the numeric profile columns), their means and sums of
@@ -262,11 +245,8 @@ def _pool_stats(
         f"min(v{j}), max(v{j}), coalesce(bool_and(v{j} = round(v{j})), TRUE)" for j in range(q)
     ]
     z_raw = [quote(c) for c in pass_.z]
-    raw = [] if riding is None else riding.raw
-    terms += [] if riding is None else [riding.term]
-    rows_of = f"(SELECT {', '.join([*z_raw, *shifted, *zq, *raw])} FROM pool) AS shifted"
+    rows_of = f"(SELECT {', '.join([*z_raw, *shifted, *zq])} FROM pool) AS shifted"
     row = list(relation.query("pool", f"SELECT {', '.join(terms)} FROM {rows_of}").fetchall()[0])
-    records = [] if riding is None else list(row.pop() or [])
     rows = int(row.pop(0))
     z_missing = tuple(int(row.pop(0)) for _ in pass_.z)
     present = np.asarray([int(row.pop(0)) for _ in values], dtype=np.float64)
@@ -290,7 +270,7 @@ def _pool_stats(
         found = relation.query("pool", f"SELECT {counted} FROM pool").fetchall()[0]
         bad = [int(b) for b in found]
         squares = np.zeros(len(values))
-    return rows, z_missing, bad, means, squares, z_min, z_max, z_integer, records
+    return rows, z_missing, bad, means, squares, z_min, z_max, z_integer
 
 
 def _head_means(relation: Any, values: Sequence[str]) -> FloatArray:
@@ -313,8 +293,8 @@ SHIFT_ROWS = 1 << 16
 
 
 def _grouped_stats(
-    relation: Any, pass_: StatsPass, values: Sequence[str], riding: RidingLabels | None
-) -> tuple[int, tuple[int, ...], list[int], FloatArray, LevelSums, list[Any]]:
+    relation: Any, pass_: StatsPass, values: Sequence[str]
+) -> tuple[int, tuple[int, ...], list[int], FloatArray, LevelSums]:
     """Row count, missing profile values, non-finite signal values, the signals' means and
     their :class:`LevelSums`, from one aggregate grouped by the text profile column.
 
@@ -345,15 +325,12 @@ def _grouped_stats(
     sums += [f"sum({d[a]} * {d[b]})" for a, b in zip(upper_rows, upper_cols, strict=True)]
     # count(d) counts the present values; a non-finite one makes its sum of squares non-finite
     terms = ["count(*)", *(f"count({x})" for x in d), *sums]
-    raw = [] if riding is None else riding.raw
-    columns = ", ".join([f"{z} AS level", *shifted, *raw])
-    rows_of = f"(SELECT {columns} FROM pool) AS shifted"
-    labels = [] if riding is None else [riding.term]
-    sql = f"SELECT level, {', '.join([*terms, *labels])} FROM {rows_of} GROUP BY level"
-    found = relation.query("pool", sql).fetchall()
-    end = 1 + len(terms)
-    groups = [(row[0], np.asarray(row[1:end], dtype=np.float64)) for row in found]
-    records = [r for row in found if len(row) > end and row[end] for r in row[end]]
+    rows_of = f"(SELECT {z} AS level, {', '.join(shifted)} FROM pool) AS shifted"
+    sql = f"SELECT level, {', '.join(terms)} FROM {rows_of} GROUP BY level"
+    groups = [
+        (row[0], np.asarray(row[1:], dtype=np.float64))
+        for row in relation.query("pool", sql).fetchall()
+    ]
     diagonal = 1 + 2 * p + np.flatnonzero(upper_rows == upper_cols)
     finite = all(np.isfinite(row[diagonal]).all() for _, row in groups)
     for _, row in groups:  # the missing values, as the record-batch pass counts them
@@ -386,59 +363,7 @@ def _grouped_stats(
             )
             centred.append((level, np.concatenate([[n], s1 - n * delta, moved])))
     level_sums = LevelSums(signals=tuple(pass_.signals), mean=means, rows=tuple(centred))
-    return rows, (missing,), bad, means, level_sums, records
-
-
-#: The name under which the gold keys are registered on the pool's connection.
-GOLD_TABLE = "__slicewise_gold_keys__"
-
-
-@dataclass(frozen=True)
-class RidingLabels:
-    """The labeled rows as one more aggregate of the statistics scan, for an integer key column
-    and gold keys registered on the pool's connection: ``raw`` are the columns the scan projects
-    for it, ``term`` the list of the rows whose key is a gold key (``FILTER``), ``names`` the
-    pool's columns they hold, in the order of :func:`_labeled_rows`'s frame.
-
-    At 1e7 rows (continuous Z, six signals) the semi join of :func:`_labeled_rows`, a second
-    scan of the key, Z and the signals, took 0.61-0.85 processor s; the statistics aggregate
-    took 0.77-1.30 alone, 1.27-1.42 with the labeled rows (three alternations, load 7-8)."""
-
-    names: tuple[str, ...]
-    raw: list[str]
-    term: str
-
-    def frame(self, records: Sequence[Any]) -> Any:
-        """The labeled rows as :func:`_labeled_rows` gives them (the key as text)."""
-        import pandas as pd
-
-        columns = {name: [r[f"r{i}"] for r in records] for i, name in enumerate(self.names)}
-        columns[KEY] = [str(r["rkey"]) for r in records]
-        return pd.DataFrame(columns)
-
-
-def _riding_labels(
-    relation: Any, pass_: StatsPass, connection: Any, schema: Any
-) -> RidingLabels | None:
-    """The labeled rows of a single integer key column as an aggregate of the statistics scan,
-    with the gold keys registered on ``connection`` (as :data:`GOLD_TABLE`); None when
-    :func:`_labeled_rows` takes them (a text or composite key, no connection, no gold keys)."""
-    import pyarrow as pa
-
-    if pass_.gold_keys is None or connection is None or len(pass_.on) != 1:
-        return None
-    if not pa.types.is_integer(schema.field(pass_.on[0]).type):
-        return None
-    numbers = _integer_keys(pass_.gold_keys)
-    if numbers is None:
-        return None
-    names = tuple(dict.fromkeys((*pass_.z, *pass_.signals)))
-    raw = [f"{quote(c)} AS r{i}" for i, c in enumerate(names)]
-    raw.append(f"{quote(pass_.on[0])} AS rkey")
-    fields = ", ".join([*(f"r{i} := r{i}" for i in range(len(names))), "rkey := rkey"])
-    term = f"list(struct_pack({fields})) FILTER (WHERE rkey IN (SELECT k FROM {GOLD_TABLE}))"
-    connection.register(GOLD_TABLE, pa.table({"k": pa.array(numbers, type=pa.int64())}))
-    return RidingLabels(names=names, raw=raw, term=term)
+    return rows, (missing,), bad, means, level_sums
 
 
 def _labeled_rows(relation: Any, pass_: StatsPass, connection: Any) -> Any:
