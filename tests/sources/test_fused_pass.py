@@ -60,9 +60,10 @@ def test_learned_sums_in_the_kernel_sums_pass(
     assert names.count("FusedPass") == 1
     assert "MomentsPass" not in names
     assert "ColumnSumsPass" not in names
-    # the learner's standardisation of Z from the statistics pass and the percentiles' pass
+    # the learner's standardisation of Z from the statistics pass and the percentiles' first
+    # aggregate, the percentiles by SQL aggregates (DuckDBSource.percentiles): no record batches
     assert "ProfileMomentsPass" not in names
-    assert names.count("PairPass") == 1
+    assert not {"PairPass", "HistogramPass", "CollectPass"} & set(names)
 
 
 def test_methods_without_learned_sums_scan_the_signals_once(

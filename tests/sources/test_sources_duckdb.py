@@ -8,6 +8,7 @@ from typing import Any
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from pool_frames import SIGNALS, PoolData, assert_same_profile, make_pool
 
@@ -511,6 +512,40 @@ def test_exact_percentiles(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
         _runner(x), "x", q, n=x.size, lo=float(x.min()), hi=float(x.max())
     )
     np.testing.assert_array_equal(got, np.percentile(x, q))
+
+
+@pytest.mark.parametrize("case", ["smooth", "ties", "constant", "tiny", "wide"])
+def test_sql_percentiles(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SQL aggregates of a DuckDB pool give np.percentile exactly (several refinement
+    rounds with 16 bins), and the moments of the squared standardised column numpy's."""
+    from slicewise.sources.duckdb_percentiles import sql_percentiles
+    from slicewise.sources.duckdb_sql import quote
+    from slicewise.sources.kernel_passes import ProfileColumns, ProfileMomentsPass
+
+    monkeypatch.setattr(percentiles, "BINS", 16)
+    monkeypatch.setattr(percentiles, "COLLECT", 50)
+    rng = np.random.default_rng(1)
+    x = {
+        "smooth": rng.standard_cauchy(20_000),
+        "ties": rng.integers(0, 4, 20_000).astype(float),
+        "constant": np.full(500, 2.5),
+        "tiny": np.array([3.0, -1.0]),
+        "wide": np.concatenate([[-1e308, 1e308], rng.normal(size=5_000)]),
+    }[case]
+    relation = duckdb.connect().from_arrow(pa.table({"x": x}))
+    center, scale = np.array([0.3]), np.array([1.7])
+    squares = ProfileMomentsPass(ProfileColumns(("x",)), center, scale)
+    q = [5, 50, 95, 0, 100]
+    got, moments = sql_percentiles(
+        relation, quote, "x", q, n=x.size, lo=float(x.min()), hi=float(x.max()), squares=squares
+    )
+    np.testing.assert_array_equal(got, np.percentile(x, q))
+    assert moments is not None
+    if case != "wide":  # the squares of 1e308 overflow
+        t = ((x - center[0]) / scale[0]) ** 2
+        assert moments[0] == x.size
+        np.testing.assert_allclose(moments[1], [t.mean()], rtol=1e-12)
+        np.testing.assert_allclose(moments[2], [((t - t.mean()) ** 2).sum()], rtol=1e-9)
 
 
 def test_percentiles_share_a_histogram_per_interval(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._typing import FloatArray
+from .duckdb_percentiles import sql_percentiles
 from .duckdb_sql import (
     LevelSums,
     category_sums,
@@ -30,7 +32,7 @@ from .duckdb_sql import (
     sql_stats,
     to_arrow,
 )
-from .kernel_passes import ColumnSumsPass, MomentsPass
+from .kernel_passes import ColumnSumsPass, MomentsPass, ProfileMomentsPass
 from .scan import Pass, StatsPass
 
 #: Rows per Arrow record batch.
@@ -81,6 +83,27 @@ class DuckDBSource:
     def arrow_schema(self) -> Any:
         """The pool's columns as an Arrow schema (no row is read)."""
         return to_arrow(self.relation.limit(0)).schema
+
+    def percentiles(
+        self,
+        column: str,
+        q: Sequence[float],
+        *,
+        n: int,
+        lo: float,
+        hi: float,
+        squares: ProfileMomentsPass | None = None,
+    ) -> tuple[FloatArray, Any]:
+        """``np.percentile`` of a numeric column at ``q``, and the state of ``squares`` (the
+        squared standardised column's moments) in the same scan, by SQL aggregates
+        (:func:`~.duckdb_percentiles.sql_percentiles`). At 1e8 rows (continuous ``auto``) the
+        record-batch histogram and collection passes took 6.2 and 2.4 s wall."""
+        bar = _progress(self.progress, self.total, f"percentiles of {self.description}")
+        found = sql_percentiles(self.relation, quote, column, q, n=n, lo=lo, hi=hi, squares=squares)
+        if bar is not None:
+            bar.update(self.total or 0)
+            bar.close()
+        return found
 
     def run(self, pass_: Pass[Any]) -> Any:
         """Run a pass over the pool: map every record batch, merge the partial states (the

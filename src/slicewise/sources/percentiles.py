@@ -3,7 +3,7 @@ batches (the grid of a continuous profile: the same quantiles as the in-memory p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +114,38 @@ def exact_percentiles(
     the first pass counts the column once, not once per rank (at 1e7 rows, the binary search
     of the values among the edges was 0.9 processor seconds per histogram).
     """
+
+    def histogram(intervals: list[tuple[float, float]]) -> list[Bins]:
+        edges = tuple(np.linspace(a, b, BINS + 1) for a, b in intervals)
+        counts = run(HistogramPass(column, edges))
+        return [(c, e[:-1], e[1:]) for c, e in zip(counts, edges, strict=True)]
+
+    def collect(intervals: list[tuple[float, float]]) -> list[dict[float, int]]:
+        found: list[dict[float, int]] = run(CollectPass(column, tuple(intervals)))
+        return found
+
+    return refined_percentiles(histogram, collect, q, n=n, lo=lo, hi=hi)
+
+
+#: Per bin of an interval, in increasing order of the values: the count of values, and bounds
+#: [a, b) that hold them (a bin's edges, or its smallest value and the next float after its
+#: largest).
+Bins = tuple[FloatArray, FloatArray, FloatArray]
+
+
+def refined_percentiles(
+    histogram: Callable[[list[tuple[float, float]]], list[Bins]],
+    collect: Callable[[list[tuple[float, float]]], list[dict[float, int]]],
+    q: Sequence[float],
+    *,
+    n: int,
+    lo: float,
+    hi: float,
+) -> FloatArray:
+    """The histogram refinement of :func:`exact_percentiles` with the counting left to the
+    caller: ``histogram(intervals)`` gives, per interval [a, b), the :data:`Bins` of its values
+    (any bins, as long as they are in increasing order of the values and their bounds hold
+    them), ``collect(intervals)`` the distinct values (with counts) of each interval."""
     virtual = np.asarray(q, dtype=np.float64) / 100 * (n - 1)
     below = np.floor(virtual).astype(np.int64)
     ranks = sorted({int(r) for r in below} | {min(int(r) + 1, n - 1) for r in below})
@@ -130,17 +162,15 @@ def exact_percentiles(
         # one histogram per interval: the ranks that share one (the first pass's, and a rank
         # and the next one most of the time) share its counts
         intervals = list(dict.fromkeys((state[r][0], state[r][1]) for r in pending))
-        edges = tuple(np.linspace(a, b, BINS + 1) for a, b in intervals)
-        counts = run(HistogramPass(column, edges))
+        found = histogram(intervals)
         for r in pending:
-            which = intervals.index((state[r][0], state[r][1]))
-            e, c = edges[which], counts[which]
+            c, starts, stops = found[intervals.index((state[r][0], state[r][1]))]
             cumulative = state[r][2] + np.cumsum(c)
             i = int(np.searchsorted(cumulative, r, side="right"))
-            state[r] = [float(e[i]), float(e[i + 1]), int(cumulative[i] - c[i]), int(c[i])]
-    found = run(CollectPass(column, tuple((state[r][0], state[r][1]) for r in ranks)))
+            state[r] = [float(starts[i]), float(stops[i]), int(cumulative[i] - c[i]), int(c[i])]
+    found_values = collect([(state[r][0], state[r][1]) for r in ranks])
     value: dict[int, float] = {}
-    for r, counts in zip(ranks, found, strict=True):
+    for r, counts in zip(ranks, found_values, strict=True):
         position = r - state[r][2]
         for v in sorted(counts):
             position -= counts[v]

@@ -233,21 +233,34 @@ class PoolScan:
                 # design needs (StreamedContext.design_basis), in the percentiles' first pass
                 center, scale_z = standardisation(self.stats.z_moments)
                 squared = ProfileMomentsPass(ProfileColumns(tuple(self.z)), center, scale_z)
-                run = Rider(self.source.run, squared) if method in BORROWING_METHODS else None
-                percentiles = np.column_stack(
-                    [
-                        exact_percentiles(
-                            self.source.run if run is None else run,
-                            col,
-                            [5, 95],
-                            n=n_rows,
-                            lo=float(self.stats.z_min[d]),
-                            hi=float(self.stats.z_max[d]),
-                        )
-                        for d, col in enumerate(self.z)
-                    ]
-                )
-                squares = None if run is None else run.state
+                riding = squared if method in BORROWING_METHODS else None
+                by_sql = getattr(self.source, "percentiles", None)
+                if by_sql is not None and len(self.z) == 1:  # SQL aggregates (DuckDB)
+                    found, squares = by_sql(
+                        self.z[0],
+                        [5, 95],
+                        n=n_rows,
+                        lo=float(self.stats.z_min[0]),
+                        hi=float(self.stats.z_max[0]),
+                        squares=riding,
+                    )
+                    percentiles = found.reshape(-1, 1)
+                else:
+                    run = None if riding is None else Rider(self.source.run, riding)
+                    percentiles = np.column_stack(
+                        [
+                            exact_percentiles(
+                                self.source.run if run is None else run,
+                                col,
+                                [5, 95],
+                                n=n_rows,
+                                lo=float(self.stats.z_min[d]),
+                                hi=float(self.stats.z_max[d]),
+                            )
+                            for d, col in enumerate(self.z)
+                        ]
+                    )
+                    squares = None if run is None else run.state
         else:
             z_sd = np.zeros(0)
         locality = streamed_locality(
