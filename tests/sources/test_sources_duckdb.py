@@ -496,17 +496,25 @@ def _runner(x: np.ndarray) -> Any:
     return run
 
 
+def _percentile_case(case: str) -> np.ndarray:
+    """A column with heavy tails, ties, one value, two values, or values near +-1e308."""
+    rng = np.random.default_rng(1)
+    if case == "smooth":
+        return rng.standard_cauchy(20_000)
+    if case == "ties":
+        return rng.integers(0, 4, 20_000).astype(float)
+    if case == "constant":
+        return np.full(500, 2.5)
+    if case == "tiny":
+        return np.array([3.0, -1.0])
+    return np.concatenate([[-1e308, 1e308], rng.normal(size=5_000)])
+
+
 @pytest.mark.parametrize("case", ["smooth", "ties", "constant", "tiny"])
 def test_exact_percentiles(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(percentiles, "BINS", 16)
     monkeypatch.setattr(percentiles, "COLLECT", 50)
-    rng = np.random.default_rng(1)
-    x = {
-        "smooth": rng.standard_cauchy(20_000),
-        "ties": rng.integers(0, 4, 20_000).astype(float),
-        "constant": np.full(500, 2.5),
-        "tiny": np.array([3.0, -1.0]),
-    }[case]
+    x = _percentile_case(case)
     q = [5, 50, 95, 0, 100]
     got = percentiles.exact_percentiles(
         _runner(x), "x", q, n=x.size, lo=float(x.min()), hi=float(x.max())
@@ -524,14 +532,7 @@ def test_sql_percentiles(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(percentiles, "BINS", 16)
     monkeypatch.setattr(percentiles, "COLLECT", 50)
-    rng = np.random.default_rng(1)
-    x = {
-        "smooth": rng.standard_cauchy(20_000),
-        "ties": rng.integers(0, 4, 20_000).astype(float),
-        "constant": np.full(500, 2.5),
-        "tiny": np.array([3.0, -1.0]),
-        "wide": np.concatenate([[-1e308, 1e308], rng.normal(size=5_000)]),
-    }[case]
+    x = _percentile_case(case)
     relation = duckdb.connect().from_arrow(pa.table({"x": x}))
     center, scale = np.array([0.3]), np.array([1.7])
     squares = ProfileMomentsPass(ProfileColumns(("x",)), center, scale)
