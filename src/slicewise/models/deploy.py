@@ -391,16 +391,16 @@ def _continuous_score(
         coef = ridge_coefficient(pool, lab, options.ridge)
     else:
         coef = CoefficientFit.fixed(np.zeros((1, 0)))
-    # the prediction (lace) or the coefficient (global_cv) is fitted on these labels: the
-    # variance given the labeled set, calibrated on the standardised signals as the profile's is
-    fitted = x.shape[1] > 0
-    given = GivenSet(
-        labeled,
-        x[labeled.index],
-        ctx.features[labeled.index],
-        (ratio @ ctx.features / ratio.sum()).reshape(1, -1),
-    )
-    fit = linear_fit(pool, lab, coef, given=given if fitted else None)
+    given = None
+    if x.shape[1]:  # the prediction (lace) or the coefficient (global_cv) is fitted on these
+        # labels: the variance given the labeled set, calibrated on the standardised signals
+        given = GivenSet(
+            labeled,
+            x[labeled.index],
+            ctx.features[labeled.index],
+            (ratio @ ctx.features / ratio.sum()).reshape(1, -1),
+        )
+    fit = linear_fit(pool, lab, coef, given=given)
     naive_x = np.zeros((ctx.n_pool, 0))
     naive_pool = PoolMoments.compute(kernel, naive_x)
     naive_lab = LabeledMoments.compute(naive_pool, labeled.index, labeled.y, naive_x)
