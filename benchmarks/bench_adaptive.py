@@ -345,14 +345,11 @@ def _labels_saved(n: float, goal: float, halves: np.ndarray, labels: np.ndarray)
     """'uniform labels for goal | labels saved' cells: the uniform curve (half-widths falling as
     the labels grow) interpolated at the adaptive design's half-width ``goal``."""
     if goal > halves[0]:  # adaptive is worse than uniform at the same budget
-        equiv, note = float("nan"), f"< {labels[0]:.0f}"
-    elif goal < halves[-1]:
-        equiv, note = float("nan"), f"> {labels[-1]:.0f}"
-    else:
-        equiv = float(np.interp(goal, halves[::-1], labels[::-1]))
-        note = f"{equiv:.0f}"
-    saved = 1.0 - n / equiv if np.isfinite(equiv) else float("nan")
-    return f"{note} | {saved:+.0%}"
+        return f"< {labels[0]:.0f} | < {1.0 - n / labels[0]:+.0%}"
+    if goal < halves[-1]:  # beyond the curve: a bound on the labels saved
+        return f"> {labels[-1]:.0f} | > {1.0 - n / labels[-1]:+.0%}"
+    equiv = float(np.interp(goal, halves[::-1], labels[::-1]))
+    return f"{equiv:.0f} | {1.0 - n / equiv:+.0%}"
 
 
 def main() -> None:
