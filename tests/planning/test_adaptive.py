@@ -382,7 +382,7 @@ def test_residual_scale_recovers_the_split_judges_residual_sd() -> None:
     signals is about sqrt(0.98 x 0.02) = 0.14 (above the clip at 0.1);
     on the others Y is Bernoulli(theta_level), sd sqrt(theta (1 - theta)) >= 0.40. With 1,500
     labels the predicted scale must put them on the right sides of 0.3."""
-    from slicewise.planning.adaptive import _residual_scale
+    from slicewise.planning.adaptive import _residual_scales
     from slicewise.planning.plan import _context
 
     rng = np.random.default_rng(11)
@@ -399,10 +399,82 @@ def test_residual_scale_recovers_the_split_judges_residual_sd() -> None:
         id=None,
         missing="impute",
     )
-    sd = _residual_scale(pilot, 1.0)
+    sd = _residual_scales(pilot, 1.0)[0]  # the model fitted on every label
     easy = full["easy"].to_numpy()[pilot.items.input_rows(np.arange(len(full)))] == 1
     assert np.median(sd[easy]) < 0.2
     assert np.median(sd[~easy]) > 0.4
+
+
+def test_the_residual_model_of_a_labeled_items_fold_does_not_see_its_own_label() -> None:
+    """A labeled item's later probabilities enter its pi; if they grew with its own surprising
+    label, surprising labels would be down-weighted (module notes, *Own labels*). Its
+    probabilities come from the residual model fitted without its fold: flipping its label
+    leaves that model's scale of every item as it was, and moves the model fitted on every
+    label (which the unlabeled items' probabilities use)."""
+    from slicewise.planning.adaptive import RESIDUAL_FOLDS, _residual_scales, row_folds
+    from slicewise.planning.plan import _context
+
+    rng = np.random.default_rng(5)
+    full = split_judge_pool(rng, m=1500)
+    table = _pilot(full, 200, rng)
+    common = dict(
+        z="level",
+        signals=SIGNALS,
+        label="y",
+        kind="ordinal",
+        grid=None,
+        bandwidth=None,
+        id=None,
+        missing="impute",
+    )
+
+    def scales_by_row(frame: pd.DataFrame) -> np.ndarray:
+        pilot = _context(frame, **common)  # type: ignore[arg-type]
+        out = np.empty((1 + RESIDUAL_FOLDS, len(frame)))
+        out[:, pilot.items.input_rows(np.arange(len(frame)))] = _residual_scales(pilot, 1.0)
+        return out  # in input-row order (the canonical order sorts ties by the label)
+
+    sd = scales_by_row(table)
+    fold = row_folds(len(table))
+    for row in np.flatnonzero(table["y"].notna().to_numpy())[::40]:
+        flipped = table.copy()
+        flipped.iloc[row, flipped.columns.get_loc("y")] = 1.0 - table["y"].iloc[row]
+        again = scales_by_row(flipped)
+        # the same fit up to the solver's tolerance (the rows come in another order); before
+        # the change the item's scale moved by 1e-2
+        np.testing.assert_allclose(again[1 + fold[row]], sd[1 + fold[row]], atol=1e-6)
+        assert np.abs(again[0] - sd[0]).max() > 1e-3
+
+
+def test_next_items_gives_a_labeled_item_the_probability_of_its_folds_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The wiring of the test above: with the slices' residual variances held fixed (the plan
+    of the first call), flipping a labeled item's label leaves its pi as it was up to the
+    solver's tolerance, and moves the unlabeled items' pi."""
+    import slicewise.planning.adaptive as adaptive
+
+    rng = np.random.default_rng(8)
+    full = split_judge_pool(rng, m=1500)
+    first = _next(_pilot(full, 200, rng), batch=100, rng=1)
+    first.loc[first["selected"], "y"] = full.loc[first["selected"], "y"]
+    plans: list[object] = []
+    real_plan = adaptive.plan
+
+    def first_plan(*args: object, **kwargs: object) -> object:
+        if not plans:
+            plans.append(real_plan(*args, **kwargs))  # type: ignore[arg-type]
+        return plans[0]
+
+    monkeypatch.setattr(adaptive, "plan", first_plan)
+    pi = _next(first, batch=100, rng=2)["pi"].to_numpy()
+    unlabeled = first["y"].isna().to_numpy()
+    for row in np.flatnonzero(~unlabeled)[::60]:
+        flipped = first.copy()
+        flipped.iloc[row, flipped.columns.get_loc("y")] = 1.0 - first["y"].iloc[row]
+        again = _next(flipped, batch=100, rng=2)["pi"].to_numpy()
+        assert again[row] == pytest.approx(pi[row], rel=1e-5)
+        assert np.abs(again[unlabeled] - pi[unlabeled]).max() > 1e-4
 
 
 @pytest.mark.parametrize("seed", range(3))
