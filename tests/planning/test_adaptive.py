@@ -5,6 +5,7 @@ sw.profile(inclusion='pi') is unbiased and covers."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -38,6 +39,23 @@ def _pilot(full: pd.DataFrame, n0: int, rng: np.random.Generator) -> pd.DataFram
     keep[rng.choice(len(table), n0, replace=False)] = True
     table.loc[~keep, "y"] = np.nan
     return table
+
+
+def _split_judge_context(table: pd.DataFrame) -> Any:
+    """The pilot context that next_items builds for a split-judge table."""
+    from slicewise.planning.plan import _context
+
+    return _context(
+        table,
+        z="level",
+        signals=SIGNALS,
+        label="y",
+        kind="ordinal",
+        grid=None,
+        bandwidth=None,
+        id=None,
+        missing="impute",
+    )
 
 
 def _next(table: pd.DataFrame, **kwargs: object) -> pd.DataFrame:
@@ -383,22 +401,11 @@ def test_residual_scale_recovers_the_split_judges_residual_sd() -> None:
     on the others Y is Bernoulli(theta_level), sd sqrt(theta (1 - theta)) >= 0.40. With 1,500
     labels the predicted scale must put them on the right sides of 0.3."""
     from slicewise.planning.adaptive import _residual_scales
-    from slicewise.planning.plan import _context
 
     rng = np.random.default_rng(11)
     full = split_judge_pool(rng, m=3000)
     table = _pilot(full, 1500, rng)
-    pilot = _context(
-        table,
-        z="level",
-        signals=SIGNALS,
-        label="y",
-        kind="ordinal",
-        grid=None,
-        bandwidth=None,
-        id=None,
-        missing="impute",
-    )
+    pilot = _split_judge_context(table)
     sd = _residual_scales(pilot, 1.0)[0]  # the model fitted on every label
     easy = full["easy"].to_numpy()[pilot.items.input_rows(np.arange(len(full)))] == 1
     assert np.median(sd[easy]) < 0.2
@@ -412,24 +419,13 @@ def test_the_residual_model_of_a_labeled_items_fold_does_not_see_its_own_label()
     leaves that model's scale of every item as it was, and moves the model fitted on every
     label (which the unlabeled items' probabilities use)."""
     from slicewise.planning.adaptive import RESIDUAL_FOLDS, _residual_scales, row_folds
-    from slicewise.planning.plan import _context
 
     rng = np.random.default_rng(5)
     full = split_judge_pool(rng, m=1500)
     table = _pilot(full, 200, rng)
-    common = dict(
-        z="level",
-        signals=SIGNALS,
-        label="y",
-        kind="ordinal",
-        grid=None,
-        bandwidth=None,
-        id=None,
-        missing="impute",
-    )
 
     def scales_by_row(frame: pd.DataFrame) -> np.ndarray:
-        pilot = _context(frame, **common)  # type: ignore[arg-type]
+        pilot = _split_judge_context(frame)
         out = np.empty((1 + RESIDUAL_FOLDS, len(frame)))
         out[:, pilot.items.input_rows(np.arange(len(frame)))] = _residual_scales(pilot, 1.0)
         return out  # in input-row order (the canonical order sorts ties by the label)
