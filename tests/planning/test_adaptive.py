@@ -400,13 +400,13 @@ def test_residual_scale_recovers_the_split_judges_residual_sd() -> None:
     signals is about sqrt(0.98 x 0.02) = 0.14 (above the clip at 0.1);
     on the others Y is Bernoulli(theta_level), sd sqrt(theta (1 - theta)) >= 0.40. With 1,500
     labels the predicted scale must put them on the right sides of 0.3."""
-    from slicewise.planning.adaptive import _residual_scales
+    from slicewise.planning.adaptive import _residual_scales, row_folds
 
     rng = np.random.default_rng(11)
     full = split_judge_pool(rng, m=3000)
     table = _pilot(full, 1500, rng)
     pilot = _split_judge_context(table)
-    sd = _residual_scales(pilot, 1.0)[0]  # the model fitted on every label
+    sd = _residual_scales(pilot, 1.0, row_folds(len(table)))[0]  # the model fitted on every label
     easy = full["easy"].to_numpy()[pilot.items.input_rows(np.arange(len(full)))] == 1
     assert np.median(sd[easy]) < 0.2
     assert np.median(sd[~easy]) > 0.4
@@ -424,14 +424,15 @@ def test_the_residual_model_of_a_labeled_items_fold_does_not_see_its_own_label()
     full = split_judge_pool(rng, m=1500)
     table = _pilot(full, 200, rng)
 
+    fold = row_folds(len(table))
+
     def scales_by_row(frame: pd.DataFrame) -> np.ndarray:
         pilot = _split_judge_context(frame)
         out = np.empty((1 + RESIDUAL_FOLDS, len(frame)))
-        out[:, pilot.items.input_rows(np.arange(len(frame)))] = _residual_scales(pilot, 1.0)
+        out[:, pilot.items.input_rows(np.arange(len(frame)))] = _residual_scales(pilot, 1.0, fold)
         return out  # in input-row order (the canonical order sorts ties by the label)
 
     sd = scales_by_row(table)
-    fold = row_folds(len(table))
     for row in np.flatnonzero(table["y"].notna().to_numpy())[::40]:
         flipped = table.copy()
         flipped.iloc[row, flipped.columns.get_loc("y")] = 1.0 - table["y"].iloc[row]

@@ -154,18 +154,19 @@ def row_folds(m: int) -> IntArray:
     return np.asarray(np.random.default_rng(0).permutation(m) % RESIDUAL_FOLDS, dtype=np.intp)
 
 
-def _residual_scales(pilot: Any, c: float) -> FloatArray:
+def _residual_scales(pilot: Any, c: float, folds: IntArray) -> FloatArray:
     """sqrt(f (1 - f)) of a logistic model f of Y on (Z, S) for every item (for a continuous
     profile with kernel-weight x signal terms: module notes), shape (1 + F, M) in canonical
     order: row 0 from the model fitted on all the labels, row 1 + k from the model fitted
-    without the labels of fold k of :func:`row_folds` (module notes, *Own labels*)."""
+    without the labels of fold k; ``folds`` is every input row's fold (:func:`row_folds`;
+    module notes, *Own labels*)."""
     from ..estimators.predictors import fit_logistic
 
     items = pilot.items
     design = residual_design(pilot)
     index = items.labeled_index
     y = items.label[index]
-    fold = row_folds(items.n_pool)[items.input_rows(index)]
+    fold = folds[items.input_rows(index)]
     f = np.empty((1 + RESIDUAL_FOLDS, items.n_pool))
     f[0] = fit_logistic(design[index], y, c=c).predict(design)
     for k in range(RESIDUAL_FOLDS):
@@ -335,8 +336,9 @@ def next_items(
         nearest = nearest_point(pilot.ctx.kernel(1.0))
         rows = pilot.items.input_rows(np.arange(m))
         slice_of[rows] = nearest
+        fold = row_folds(m)
         sd = np.zeros((1 + RESIDUAL_FOLDS, m))
-        sd[:, rows] = _residual_scales(pilot, C)
+        sd[:, rows] = _residual_scales(pilot, C, fold)
 
         def probabilities(scale: FloatArray, complete: np.ndarray) -> FloatArray:
             open_ = unlabeled & ~complete
@@ -348,7 +350,6 @@ def next_items(
         complete = _slices_to_complete(p, slice_of, labeled, COMPLETE_SHARE, float(batch))
         if complete.any():  # label them completely; the rest of the batch goes to the others
             p = probabilities(sd[0], complete)
-        fold = row_folds(m)
         for k in range(RESIDUAL_FOLDS):  # labeled items: the residual model without their fold
             held = labeled & (fold == k)
             if held.any():
