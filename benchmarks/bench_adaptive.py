@@ -77,6 +77,21 @@ class Scenario:
     redraw: bool  # a new pool per replication (simulations) or one fixed pool (real data)
     grid: tuple[float, ...] | None = None  # continuous profiles: the evaluation points
     bandwidth: float | None = None
+    uncertainty: tuple[str, ...] = ()  # uncertainty= columns of next_items and profile
+
+
+def judge_quality(rng: np.random.Generator, m: int = 3000) -> pd.DataFrame:
+    """Judge quality by item (issue 30): Z ~ Uniform(0, 1), P(Y = 1 | z) = 0.25 + 0.5 z; on a
+    random half of the items the judge is right 98% of the time, on the other half it is a fair
+    coin; the confidence column is Uniform(0.6, 1) on the first half and Uniform(0, 0.4) on the
+    second, so it says which half."""
+    z = rng.random(m)
+    y = (rng.random(m) < 0.25 + 0.5 * z).astype(float)
+    good = rng.random(m) < 0.5
+    right = np.where(rng.random(m) < 0.98, y, 1.0 - y)
+    judge = np.where(good, right, (rng.random(m) < 0.5).astype(float))
+    confidence = np.where(good, rng.uniform(0.6, 1.0, m), rng.uniform(0.0, 0.4, m))
+    return pd.DataFrame({"z": z, "judge": judge, "confidence": confidence, "y": y})
 
 
 def split_judge(rng: np.random.Generator, m: int = 3000) -> pd.DataFrame:
@@ -198,6 +213,19 @@ def scenarios() -> list[Scenario]:
     design_i3 = specialist(3000)
     out = [
         Scenario(
+            "judge-quality",
+            judge_quality,
+            "z",
+            "continuous",
+            ("judge", "confidence"),
+            "auto",
+            150,
+            True,
+            grid=tuple(round(0.1 * k, 1) for k in range(1, 10)),
+            bandwidth=0.08,
+            uncertainty=("confidence",),
+        ),
+        Scenario(
             "split-judge",
             split_judge,
             "level",
@@ -272,6 +300,8 @@ def one_run(
         common.update(grid=list(sc.grid), bandwidth=sc.bandwidth)
     # the pool profile: the (kernel-weighted) mean of every item's label at each grid point
     truth = sw.profile(full, **{**common, "method": "naive"}).estimate
+    if sc.uncertainty:
+        common["uncertainty"] = list(sc.uncertainty)
     for _ in range(3):
         table = sw.next_items(
             table,
@@ -360,6 +390,11 @@ def main() -> None:
     parser.add_argument("--floor", type=float, default=0.3, help="uniform floor of next_items")
     parser.add_argument("--halfwidth", type=float, default=0.05, help="target of next_items")
     parser.add_argument(
+        "--no-uncertainty",
+        action="store_true",
+        help="leave out the scenarios' uncertainty= columns (the code before issue 30)",
+    )
+    parser.add_argument(
         "--multipliers",
         default=",".join(f"{m:g}" for m in MULTIPLIERS),
         help="batch multipliers of the uniform curve (comma-separated, the first 1)",
@@ -381,6 +416,8 @@ def main() -> None:
             continue
         if args.method:
             sc = replace(sc, method=args.method)
+        if args.no_uncertainty:
+            sc = replace(sc, uncertainty=())
         start = time.perf_counter()
         adaptive_runs = [
             one_run(sc, s, "adaptive", sc.batch, args.floor, args.halfwidth)

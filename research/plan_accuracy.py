@@ -79,7 +79,12 @@ def one_draw(scenario: Scenario, seed: int, method: str = "auto") -> pd.DataFram
         "label": "y",
         "method": method,
     }
-    planned = sw.plan(full.assign(y=full["y"].where(pilot)), halfwidth=scenario.halfwidth, **common)
+    planned = sw.plan(
+        full.assign(y=full["y"].where(pilot)),
+        halfwidth=scenario.halfwidth,
+        strategy="uniform",
+        **common,
+    )
     rate = planned.item_rate
     chosen = pilot | (rng.random(m) < rate)
     # an item's probability over both phases: the pilot's, or else its slice's planned share

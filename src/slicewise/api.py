@@ -14,9 +14,9 @@ from ._typing import TARGETS, FloatArray, Kind, Target
 from ._validation import check_choice, check_level
 from .data.files import read_table
 from .data.inclusion import read_inclusion
-from .data.table import MissingRule, make_table
+from .data.table import ItemTable, MissingRule, make_table
 from .inference.balance import balance_notes
-from .methods.base import LabeledSet
+from .methods.base import LabeledSet, PoolContext
 from .methods.options import DEFAULTS, MethodOptions
 from .methods.registry import METHODS, check_design_weights
 from .methods.run import Problem, build_context, pool_notes, run
@@ -48,6 +48,7 @@ def profile(
     learner: str = DEFAULTS.learner,
     folds: int = DEFAULTS.folds,
     smooth: str = DEFAULTS.smooth,
+    uncertainty: str | Sequence[str] | None = DEFAULTS.uncertainty,
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
@@ -119,6 +120,11 @@ def profile(
         smooth any method with a variance (``auto`` included); ``'none'`` never. Whatever the
         model, only slices with fewer than 10 labels report the smoothed point, with an interval
         that contains their own direct interval (:mod:`slicewise.smoothing.guard`).
+    uncertainty : str or list of str, optional
+        Columns that say how reliable the signals are on each item (a judge's confidence):
+        each enters the signals with its products with every signal, so a signal can count
+        where it is reliable (:mod:`slicewise.data.uncertainty`); pass the same columns to
+        :func:`slicewise.next_items`, whose residual model reads them. In-memory tables only.
     level : float, default 0.95
         Confidence level of the reported intervals.
     target : {'pool', 'population'}, default 'pool'
@@ -209,6 +215,7 @@ def profile(
         missing=missing,
         canonical=True,
         func=FUNC,
+        uncertainty=options.uncertainty,
     )
     ctx = build_context(items, grid=grid, bandwidth=bandwidth, primary=primary)
     labeled = LabeledSet.from_table(items)
@@ -221,4 +228,34 @@ def profile(
     problem = Problem(
         ctx, labeled, notes=tuple(notes), checks=tuple(balance), params=balance_params
     )
-    return run(problem, method, options, level=level, target=target)
+    result = run(problem, method, options, level=level, target=target)
+    if labeled.pi is not None:
+        result = _with_design_saving(result, items, ctx, labeled.pi, signals)
+    return result
+
+
+def _with_design_saving(
+    result: ProfileResult,
+    items: ItemTable,
+    ctx: PoolContext,
+    pi: FloatArray,
+    signals: str | Sequence[str] | None,
+) -> ProfileResult:
+    """The result with the labels its design saved against uniform labeling
+    (:mod:`slicewise.planning.saving`) in its notes and ``params['design_saving']``; unchanged
+    when the probabilities are equal."""
+    from dataclasses import replace
+
+    from .planning.plan import _Pilot
+    from .planning.saving import design_saving
+
+    given = [signals] if isinstance(signals, str) else None if signals is None else list(signals)
+    pilot = _Pilot(items=items, ctx=ctx, labeled_rows=items.input_rows(items.labeled_index))
+    saving = design_saving(pilot, pi, result.se, given=given, level=result.level)
+    if saving is None:
+        return result
+    return replace(
+        result,
+        notes=(*result.notes, saving.note()),
+        params={**result.params, "design_saving": saving.to_params()},
+    )

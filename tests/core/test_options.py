@@ -41,6 +41,10 @@ BAD = {
     "smooth": ("always", "one of 'auto', 'fh', 'pp-s', 'none'"),
     "rng": ("seed", "None, an int seed, a numpy SeedSequence or a numpy Generator"),
     "coef": ("beta", "an array (G, K) or a function of the grid point or None"),
+    "uncertainty": (
+        ["conf", "conf"],
+        "a column name or a non-empty list of distinct column names or None",
+    ),
 }
 
 

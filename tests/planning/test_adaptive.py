@@ -400,13 +400,13 @@ def test_residual_scale_recovers_the_split_judges_residual_sd() -> None:
     signals is about sqrt(0.98 x 0.02) = 0.14 (above the clip at 0.1);
     on the others Y is Bernoulli(theta_level), sd sqrt(theta (1 - theta)) >= 0.40. With 1,500
     labels the predicted scale must put them on the right sides of 0.3."""
-    from slicewise.planning.adaptive import _residual_scales, row_folds
+    from slicewise.planning.residual import residual_model, row_folds
 
     rng = np.random.default_rng(11)
     full = split_judge_pool(rng, m=3000)
     table = _pilot(full, 1500, rng)
     pilot = _split_judge_context(table)
-    sd = _residual_scales(pilot, 1.0, row_folds(len(table)))[0]  # the model fitted on every label
+    sd = residual_model(pilot, 1.0, row_folds(len(table))).scale[0]  # fitted on every label
     easy = full["easy"].to_numpy()[pilot.items.input_rows(np.arange(len(full)))] == 1
     assert np.median(sd[easy]) < 0.2
     assert np.median(sd[~easy]) > 0.4
@@ -418,7 +418,7 @@ def test_the_residual_model_of_a_labeled_items_fold_does_not_see_its_own_label()
     probabilities come from the residual model fitted without its fold: flipping its label
     leaves that model's scale of every item as it was, and moves the model fitted on every
     label (which the unlabeled items' probabilities use)."""
-    from slicewise.planning.adaptive import RESIDUAL_FOLDS, _residual_scales, row_folds
+    from slicewise.planning.residual import RESIDUAL_FOLDS, residual_model, row_folds
 
     rng = np.random.default_rng(5)
     full = split_judge_pool(rng, m=1500)
@@ -429,7 +429,8 @@ def test_the_residual_model_of_a_labeled_items_fold_does_not_see_its_own_label()
     def scales_by_row(frame: pd.DataFrame) -> np.ndarray:
         pilot = _split_judge_context(frame)
         out = np.empty((1 + RESIDUAL_FOLDS, len(frame)))
-        out[:, pilot.items.input_rows(np.arange(len(frame)))] = _residual_scales(pilot, 1.0, fold)
+        scale = residual_model(pilot, 1.0, fold).scale
+        out[:, pilot.items.input_rows(np.arange(len(frame)))] = scale
         return out  # in input-row order (the canonical order sorts ties by the label)
 
     sd = scales_by_row(table)

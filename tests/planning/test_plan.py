@@ -33,7 +33,7 @@ def _realized(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     pilot[rng.choice(len(table), 160, replace=False)] = True
     table.loc[~pilot, "y"] = np.nan
     common = dict(z="domain", signals="judge", label="y", method="global_cv")
-    planned = sw.plan(table, halfwidth=0.06, **common)  # type: ignore[arg-type]
+    planned = sw.plan(table, halfwidth=0.06, strategy="uniform", **common)  # type: ignore[arg-type]
     labeled = pilot.copy()
     pi = np.zeros(len(table))
     for g, name in enumerate(DOMAINS):
@@ -65,7 +65,15 @@ def test_plan_frame_totals_and_need_ordering() -> None:
     rng = np.random.default_rng(7)
     table = _pool(rng)
     table.loc[rng.permutation(len(table))[200:], "y"] = np.nan
-    res = sw.plan(table, z="domain", signals="judge", label="y", method="lace", halfwidth=0.08)
+    res = sw.plan(
+        table,
+        z="domain",
+        signals="judge",
+        label="y",
+        method="lace",
+        halfwidth=0.08,
+        strategy="uniform",
+    )
     frame = res.to_frame()
     assert list(frame.columns[:4]) == ["z", "n_labeled", "halfwidth", "n_more"]
     assert res.total_more == pytest.approx(frame["n_more"].sum(), abs=4)

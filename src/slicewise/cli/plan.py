@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..methods.options import add_option_flags, given_options
 from ._common import (
     _columns,
     _grid,
@@ -42,6 +43,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
     parser.add_argument("--id", dest="id_col", default=None, help="item id column")
+    add_option_flags(parser, ["uncertainty"])
 
 
 def add_plan_args(parser: argparse.ArgumentParser) -> None:
@@ -69,6 +71,16 @@ def add_plan_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--base-rate", type=float, default=0.5, help="budget: assumed mean label (0.5)"
+    )
+    parser.add_argument(
+        "--strategy",
+        choices=["adaptive", "uniform"],
+        default="adaptive",
+        help="the design the labels will be drawn with: adaptive (`slicewise next`'s, the "
+        "default) or uniform within each slice",
+    )
+    parser.add_argument(
+        "--floor", type=float, default=0.3, help="uniform share of `slicewise next`'s batch (0.3)"
     )
     parser.add_argument("--seed", type=int, default=None, help="seed of cross-fitting methods")
     parser.add_argument(
@@ -100,7 +112,10 @@ def run_plan(args: argparse.Namespace) -> int:
         r2=r2,
         base_rate=args.base_rate,
         id=args.id_col,
+        strategy=args.strategy,
+        floor=args.floor,
         rng=args.seed,
+        **given_options(args, ["uncertainty"]),
     )
     print(
         f"plan ({result.method}): labels to reach a {result.level:.0%} half-width of "
@@ -177,6 +192,7 @@ def run_next(args: argparse.Namespace) -> int:
         bandwidth=args.bandwidth,
         id=args.id_col,
         rng=args.seed,
+        **given_options(args, ["uncertainty"]),
     )
     write_table(table, args.out)
     chosen = int(table["selected"].sum())
@@ -185,4 +201,5 @@ def run_next(args: argparse.Namespace) -> int:
         f"in column '{args.label}', then run `slicewise next {args.out} ...` for another batch "
         f"or `slicewise profile {args.out} --method {args.method} --inclusion pi ...`."
     )
+    _print_notes(table.attrs.get("notes", ()), args.printed_notes)
     return 0

@@ -331,6 +331,7 @@ def make_table(
     missing: MissingRule = "impute",
     canonical: bool = False,
     func: str = "profile",
+    uncertainty: Sequence[str] | None = None,
 ) -> ItemTable:
     """Validate an item table once, at the boundary.
 
@@ -362,6 +363,9 @@ def make_table(
         the order of the rows. Off for callers that align the table with the frame's rows.
     func : str
         Name of the calling public function, used in error messages.
+    uncertainty : sequence of str, optional
+        Columns that say how reliable the signals are on each item: each enters the signals
+        with its products with every given signal (:mod:`slicewise.data.uncertainty`).
 
     Returns
     -------
@@ -442,6 +446,13 @@ def make_table(
             raw_signals[:, j] = column[rows]
     del signal_columns
     signal_values, signal_names, notes = _impute(raw_signals, s_cols, absent_counts)
+    if uncertainty:
+        from .uncertainty import with_uncertainty
+
+        signal_values, signal_names, note = with_uncertainty(
+            frame, signal_values, signal_names, s_cols, uncertainty, rows, func=func
+        )
+        notes = (*notes, note)
     return ItemTable(
         z=z_values,
         kind=kind_checked,

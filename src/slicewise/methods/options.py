@@ -100,10 +100,13 @@ class OneOf:
 
 @dataclass(frozen=True)
 class Custom:
-    """A rule checked by a function that returns the normalised value or raises."""
+    """A rule checked by a function that returns the normalised value or raises; ``parse``
+    reads the command-line text (None: the option's flag takes no value the rule can read)."""
 
     rule: str
     convert: Callable[[object], Any]
+    parse: Callable[[str], Any] | None = None
+    metavar: str | None = None
 
     def describe(self, plural: bool = False) -> str:
         return ("values each " if plural else "") + self.rule
@@ -144,6 +147,22 @@ def _numeric(value: object) -> bool:
 
 def _generator(value: object) -> np.random.Generator:
     return check_rng(value, func="", reproducible=True)
+
+
+def _column_names(value: object) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list | tuple) or not all(isinstance(v, str) and v for v in names):
+        raise TypeError
+    if len(set(names)) != len(names) or not names:
+        raise ValueError
+    return tuple(names)
+
+
+def _comma_columns(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated column names, got {text!r}")
+    return names
 
 
 # --------------------------------------------------------------------------- declarations
@@ -242,6 +261,20 @@ class MethodOptions:
         "seed of the methods that cross-fit (None: a fixed seed, so a call is reproducible)",
         flag="--seed",
         optional=False,
+    )
+    uncertainty: tuple[str, ...] | None = option(
+        None,
+        Custom(
+            "a column name or a non-empty list of distinct column names",
+            _column_names,
+            parse=_comma_columns,
+            metavar="COLUMNS",
+        ),
+        "columns that say how reliable the signals are on each item (a judge's confidence, a "
+        "verbalised uncertainty): they and their products with every signal become signals, so "
+        "the estimate can trust a signal where it is reliable, and next_items' residual model "
+        "sends labels where it is not (comma-separated)",
+        optional=True,
     )
     func: InitVar[str] = "profile"
 
@@ -373,6 +406,9 @@ def add_option_flags(parser: argparse._ActionsContainer, names: Iterable[str]) -
         elif name == "rng":
             kwargs["type"] = _whole
             kwargs["metavar"] = "SEED"
+        elif isinstance(constraint, Custom) and constraint.parse is not None:
+            kwargs["type"] = constraint.parse
+            kwargs["metavar"] = constraint.metavar
         shown = (
             "0"
             if name == "rng"

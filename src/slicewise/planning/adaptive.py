@@ -42,17 +42,21 @@ share, count; each slice's residual variance shrunk toward the pooled one with t
 the allocation that minimises the worst slice's predicted variance.
 
 *Within a slice*, p_i = min{1, max(u m / |U|, c_g sd_i)}, c_g such that the slice's unlabeled
-items expect F_g + A_g labels (:func:`floored_probabilities`): the Neyman allocation for a mean
-of residuals (p_i proportional to their standard deviation), clipped at the floor and at 1,
-which minimises the slice's variance sum_i sd_i^2 / p_i under those bounds. The residual scale
-sd_i is sqrt{f_i (1 - f_i)} (clipped to [0.1, 0.5]) from a logistic model f of Y on (Z, S)
-fitted on the current labels (the learner's covariates of ``auto``: signals, level indicators
-and level x signal terms; for a continuous profile also each item's normalised kernel weights
-w_g(z_i) at up to :data:`MAX_BASIS` grid points and w_g(z_i) x signal, so a signal that is good
-in one region of Z and noise elsewhere, as the specialists of I.3, is modelled where it is
-good). (Until this round the floor was added to every item, p_i =
-(m / |U|) {(1 - u) s_i / mean_U(s) + u}, which gives the items the model finds hard u m / |U|
-more than they need, taken from the others: docs/results/adaptive.md compares them.)
+items expect F_g + A_g labels (:func:`~slicewise.planning.allocation.floored_probabilities`): the
+Neyman allocation for a mean of residuals (p_i proportional to their standard deviation),
+clipped at the floor and at 1, which minimises the slice's variance sum_i sd_i^2 / p_i under
+those bounds. The residual scale sd_i is that of :mod:`slicewise.planning.residual` (a
+cross-fitted logistic model of Y on the signals, the profile, the ``uncertainty=`` columns'
+products with the signals and the signals' disagreement): labels go to the items where the
+signals are unreliable, inside slices as well as between them (active inference, Zrnic and
+Candes 2024).
+
+**Never worse than uniform.** The proposal above is not taken as it is: the batch's
+probabilities are p(t) = (1 - t) p^u + t p^a between uniform ones p^u and the proposal p^a,
+with the strength t chosen by :mod:`slicewise.planning.safeguard`, which estimates on the labels
+so far the design variance each candidate would give and moves away from uniform only as far
+as the gain on the worst slice and on the mean over slices is significant. The returned
+table's ``attrs['notes']`` say what was chosen and why, ``attrs['design']`` holds the numbers.
 
 **Own labels.** A labeled item's p_ib of the later batches enters its pi_i, so it should not
 depend on the item's own label: if it did, a surprising label (a failure where the signals
@@ -65,7 +69,9 @@ draws, t = 7.8) and TheoremQA's interval covered 0.897 (docs/results/adaptive.md
 are dealt to :data:`RESIDUAL_FOLDS` fixed folds by input row (:func:`row_folds`), and a labeled
 item of fold k gets the p_ib computed with the residual model fitted without fold k's labels,
 for every item (so that its slice's constant c_g does not see them either); the unlabeled
-items' p_ib use the model fitted on every label. The slices' residual variances from
+items' p_ib use the model fitted on every label. The strength of the batch (the safeguard
+below) is chosen the same way: a labeled item of fold k takes the strength chosen on the
+residuals of the other folds' labels. The slices' residual variances from
 :func:`plan` still contain every label, a weaker channel (one label moves a slice's variance by
 O(1 / n_g)): after the change the largest bias over PSN-IRT's slices was +0.22 standard errors
 (t = 3.9) and every slice covered 0.94-1.00. Taking that channel out too (each fold's labels
@@ -90,16 +96,16 @@ the adaptive runs had a zero-width interval and the slice's intervals covered 0.
 
 from __future__ import annotations
 
-import math
 import os
 import warnings
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from .._typing import FloatArray, IntArray, Kind
+from .._typing import BoolArray, FloatArray, IntArray, Kind
 from .._validation import (
     check_choice,
     check_level,
@@ -110,69 +116,225 @@ from .._validation import (
 from ..data.files import read_table
 from ..data.table import MissingRule
 from ..exceptions import SlicewiseWarning
+from ..methods.options import DEFAULTS, MethodOptions
+from .allocation import (
+    COMPLETE_SHARE,
+    PRIOR_LABELS,
+    adaptive_probabilities,
+    floored_probabilities,
+    prior_labels,
+    slice_allocation,
+    slices_to_complete,
+)
 from .plan import _context, nearest_point, plan
+from .residual import RESIDUAL_FOLDS, RESIDUAL_SD, residual_design, residual_model, row_folds
+from .result import PlanResult
+from .safeguard import MEASURED_LABELS, STRENGTHS, DesignChoice, choose_strength, variance_terms
+
+__all__ = [
+    "COMPLETE_SHARE",
+    "PRIOR_LABELS",
+    "RESIDUAL_FOLDS",
+    "RESIDUAL_SD",
+    "AdaptiveState",
+    "adaptive_probabilities",
+    "adaptive_state",
+    "batch_design",
+    "floored_probabilities",
+    "next_items",
+    "residual_design",
+    "row_folds",
+    "slice_allocation",
+]
 
 FUNC = "next_items"
 Strategy = Literal["adaptive", "uniform"]
 STRATEGIES: tuple[Strategy, ...] = ("adaptive", "uniform")
 #: Fewest labels (and both label values) before the adaptive strategy fits its models.
 MIN_ADAPTIVE_LABELS = 20
-#: Weight (in labels) of the pooled residual variance in each slice's (:func:`slice_allocation`):
-#: with 20 the labels saved on Setting C rose from 11% to 19% (30 seeds), the others 0-5 points.
-PRIOR_LABELS = 20.0
-#: Clip of the predicted residual standard deviation sd_i.
-RESIDUAL_SD = (0.1, 0.5)
-#: Folds of the residual model for the labeled items' probabilities (module notes, *Own labels*).
-RESIDUAL_FOLDS = 5
-#: Most grid points whose kernel weights enter the residual model of a continuous profile.
-MAX_BASIS = 10
-#: A slice whose expected labeled share after a batch reaches this is labeled completely.
-COMPLETE_SHARE = 0.5
 
 
-def residual_design(pilot: Any) -> FloatArray:
-    """The covariates of the residual model in canonical row order: the learner's design of
-    (Z, S), and for a continuous profile the kernel weights of at most :data:`MAX_BASIS` grid
-    points and their products with the signals (module notes)."""
-    from ..estimators.learner_design import learner_design
+@dataclass(frozen=True, eq=False)
+class AdaptiveState:
+    """What every adaptive batch computed from one table shares, in input-row order.
 
-    items, ctx = pilot.items, pilot.ctx
-    design = learner_design(items.z, ctx.locality.kind, ctx.features, "logistic")
-    if ctx.locality.kind == "continuous":  # signal effects that vary along Z, grid point by point
-        kernel = ctx.kernel(1.0)
-        dense = np.asarray(kernel if isinstance(kernel, np.ndarray) else kernel.toarray())
-        g = dense.shape[1]
-        dense = dense[:, np.unique(np.round(np.linspace(0, g - 1, min(g, MAX_BASIS))).astype(int))]
-        w = dense / np.maximum(dense.sum(axis=1, keepdims=True), 1e-300)
-        inter = (w[:, :, None] * ctx.features[:, None, :]).reshape(w.shape[0], -1)
-        design = np.column_stack([design, w, inter])
-    return np.asarray(design, dtype=np.float64)
+    Attributes
+    ----------
+    need : PlanResult
+        The slices' residual variances, labeled effective sizes and pool sizes
+        (:func:`~slicewise.planning.plan.plan` with the method, uniform design).
+    slice_of : ndarray of int, shape (M,)
+        Every row's nearest grid point (-1: none).
+    scale : ndarray of shape (1 + F, M)
+        The residual scale sd_i of the residual model and of its fold models.
+    fold : ndarray of int, shape (M,)
+        Every row's fold (:func:`~slicewise.planning.residual.row_folds`).
+    labeled : ndarray of bool, shape (M,)
+    previous : ndarray of shape (M,)
+        The accumulated inclusion probabilities before the batch.
+    terms : ndarray of shape (n, G)
+        The labeled rows' design-variance terms
+        (:func:`~slicewise.planning.safeguard.variance_terms`), in ``np.flatnonzero(labeled)``
+        order; zero at the grid points with fewer than
+        :data:`~slicewise.planning.safeguard.MEASURED_LABELS` effective labels.
+    sigma2 : ndarray of shape (G,)
+        The plan's per-label residual variance of every grid point, shrunk toward the pooled
+        one with the weight of ``prior`` labels.
+    prior : float
+        :func:`~slicewise.planning.allocation.prior_labels` of the plan.
+    current : ndarray of shape (G,)
+        Every grid point's variance now, sigma_g^2 (1 - n_eff / N) / n_eff (shrunk sigma^2).
+    before : ndarray of shape (G,)
+        The residual model's design variance now, sum_T kappa^2 sd^2 (1 / pi^prev - 1).
+    kernel : ndarray of shape (M, G)
+        Every row's normalised kernel weights k_ig / K_g (for the predicted variances of
+        :func:`slicewise.plan`).
+    floor : float
+        The uniform floor u.
+    """
+
+    need: PlanResult
+    slice_of: IntArray
+    scale: FloatArray
+    fold: IntArray
+    labeled: BoolArray
+    previous: FloatArray
+    terms: FloatArray
+    sigma2: FloatArray
+    prior: float
+    current: FloatArray
+    before: FloatArray
+    kernel: FloatArray
+    floor: float
 
 
-def row_folds(m: int) -> IntArray:
-    """The fold of every input row, 0 .. :data:`RESIDUAL_FOLDS` - 1 (fixed, label-blind)."""
-    return np.asarray(np.random.default_rng(0).permutation(m) % RESIDUAL_FOLDS, dtype=np.intp)
+def adaptive_state(
+    frame: pd.DataFrame,
+    *,
+    z: str | Sequence[str],
+    signals: str | Sequence[str] | None,
+    label: str,
+    kind: Kind | None,
+    grid: Any,
+    bandwidth: Any,
+    id: str | None,
+    missing: MissingRule,
+    uncertainty: Sequence[str] | None,
+    halfwidth: float,
+    level: float,
+    method: str,
+    inclusion: str | None,
+    C: float,
+    floor: float,
+    previous: FloatArray,
+) -> AdaptiveState:
+    """Fit what the adaptive batches need (module notes): the plan's slice variances, the
+    residual model and the labeled rows' design-variance terms."""
+    common: dict[str, Any] = dict(
+        z=z, signals=signals, label=label, kind=kind, grid=grid, bandwidth=bandwidth, id=id
+    )
+    pilot = _context(frame, missing=missing, uncertainty=uncertainty, func=FUNC, **common)
+    need = plan(
+        frame,
+        halfwidth=halfwidth,
+        level=level,
+        method=method,
+        inclusion=inclusion,
+        missing=missing,
+        uncertainty=uncertainty,
+        strategy="uniform",
+        rng=0,
+        **common,
+    )
+    m = len(frame)
+    kernel = pilot.ctx.kernel(1.0)
+    rows = pilot.items.input_rows(np.arange(m))
+    slice_of = np.full(m, -1)
+    slice_of[rows] = nearest_point(kernel)
+    fold = row_folds(m)
+    given = None if signals is None else [signals] if isinstance(signals, str) else signals
+    model = residual_model(pilot, C, fold, given)
+    scale = np.zeros((1 + RESIDUAL_FOLDS, m))
+    scale[:, rows] = model.scale
+    dense = np.asarray(kernel if isinstance(kernel, np.ndarray) else kernel.toarray())
+    mass = dense.sum(axis=0)
+    normalised = np.zeros_like(dense)
+    normalised[rows] = dense / np.where(mass > 0, mass, np.inf)[None, :]
+    labeled = frame[label].notna().to_numpy()
+    resid = np.zeros(m)
+    resid[pilot.labeled_rows] = model.resid
+    lab = np.flatnonzero(labeled)
+    terms = variance_terms(normalised[lab], np.ones(dense.shape[1]), resid[lab], previous[lab])
+    n_eff = np.asarray(need.n_labeled, dtype=np.float64)
+    terms[:, n_eff < MEASURED_LABELS] = 0.0
+    sigma2 = np.asarray(need.sigma, dtype=np.float64) ** 2
+    prior = prior_labels(sigma2, n_eff)
+    pooled = float(np.sum(n_eff * sigma2) / max(n_eff.sum(), 1e-12))
+    shrunk = (n_eff * sigma2 + prior * pooled) / (n_eff + prior)
+    n_pool = np.maximum(np.asarray(need.n_pool, dtype=np.float64), 1e-12)
+    return AdaptiveState(
+        need=need,
+        slice_of=slice_of,
+        scale=scale,
+        fold=fold,
+        labeled=labeled,
+        previous=previous,
+        terms=terms,
+        sigma2=shrunk,
+        prior=prior,
+        current=shrunk * np.clip(1.0 - n_eff / n_pool, 0.0, 1.0) / np.maximum(n_eff, 1e-12),
+        before=((1.0 / previous - 1.0) * scale[0] ** 2) @ normalised**2,
+        kernel=normalised,
+        floor=floor,
+    )
 
 
-def _residual_scales(pilot: Any, c: float, folds: IntArray) -> FloatArray:
-    """sqrt(f (1 - f)) of a logistic model f of Y on (Z, S) for every item (for a continuous
-    profile with kernel-weight x signal terms: module notes), shape (1 + F, M) in canonical
-    order: row 0 from the model fitted on all the labels, row 1 + k from the model fitted
-    without the labels of fold k; ``folds`` is every input row's fold (:func:`row_folds`;
-    module notes, *Own labels*)."""
-    from ..estimators.predictors import fit_logistic
+def batch_design(state: AdaptiveState, batch: float) -> tuple[FloatArray, DesignChoice]:
+    """Every row's probability p_ib for a batch of expected size ``batch``, and the strength
+    chosen between uniform probabilities and the adaptive proposal (module notes)."""
+    unlabeled = ~state.labeled
+    m = unlabeled.size
+    complete = np.zeros(m, dtype=bool)
 
-    items = pilot.items
-    design = residual_design(pilot)
-    index = items.labeled_index
-    y = items.label[index]
-    fold = folds[items.input_rows(index)]
-    f = np.empty((1 + RESIDUAL_FOLDS, items.n_pool))
-    f[0] = fit_logistic(design[index], y, c=c).predict(design)
-    for k in range(RESIDUAL_FOLDS):
-        kept = fold != k
-        f[1 + k] = fit_logistic(design[index[kept]], y[kept], c=c).predict(design)
-    return np.asarray(np.clip(np.sqrt(f * (1.0 - f)), *RESIDUAL_SD), dtype=np.float64)
+    def proposal(scale: FloatArray) -> FloatArray:
+        open_ = unlabeled & ~complete
+        left = batch - float((complete & unlabeled).sum())
+        rest = adaptive_probabilities(
+            state.need, state.slice_of, scale, open_, left, state.floor, state.prior
+        )
+        return np.asarray(np.where(complete, 1.0, rest), dtype=np.float64)
+
+    p_a = proposal(state.scale[0])
+    complete = slices_to_complete(p_a, state.slice_of, state.labeled, COMPLETE_SHARE, batch)
+    if complete.any():  # label them completely; the rest of the batch goes to the others
+        p_a = proposal(state.scale[0])
+    for k in range(RESIDUAL_FOLDS):  # labeled items: the residual model without their fold
+        held = state.labeled & (state.fold == k)
+        if held.any():
+            p_a[held] = proposal(state.scale[1 + k])[held]
+    n_unlabeled = int(unlabeled.sum())
+    n_open = int((unlabeled & ~complete).sum())
+    uniform = min(1.0, batch / n_unlabeled) if n_unlabeled else 0.0
+    rest = batch - float((complete & unlabeled).sum())
+    even = min(1.0, rest / n_open) if n_open else 0.0
+    candidates = [np.full(m, uniform)] + [
+        np.where(complete, 1.0, (1.0 - t) * even + t * p_a) for t in STRENGTHS[1:]
+    ]
+    inverse = np.array([1.0 / (1.0 - (1.0 - state.previous) * (1.0 - p)) - 1.0 for p in candidates])
+    model = (inverse * state.scale[0] ** 2) @ state.kernel**2  # (T, G): the model's variances
+    with np.errstate(divide="ignore", invalid="ignore"):  # the plan's, after a uniform batch
+        level = np.where(state.before > 0, state.current * model[0] / state.before, 0.0)
+    lab_inverse = inverse[:, state.labeled]
+    choice = choose_strength(state.terms, lab_inverse, level, model)
+    p = candidates[STRENGTHS.index(choice.strength)].copy()
+    lab_fold = state.fold[state.labeled]
+    for k in range(RESIDUAL_FOLDS):  # labeled items: the strength chosen without their fold
+        kept = lab_fold != k
+        held = state.labeled & (state.fold == k)
+        if held.any():
+            own = choose_strength(state.terms[kept], lab_inverse[:, kept], level, model).strength
+            p[held] = candidates[STRENGTHS.index(own)][held]
+    return p, choice
 
 
 def next_items(
@@ -195,6 +357,7 @@ def next_items(
     pi: str = "pi",
     selected: str = "selected",
     C: float = 1.0,
+    uncertainty: str | Sequence[str] | None = DEFAULTS.uncertainty,
     rng: int | np.random.Generator | None = None,
 ) -> pd.DataFrame:
     """Choose the next batch of items to label; the table carries the sampling design.
@@ -236,6 +399,11 @@ def next_items(
         Names of the columns written (and, for ``pi``, read back on later calls).
     C : float, default 1
         Inverse L2 penalty of the logistic residual model.
+    uncertainty : str or list of str, optional
+        Columns that say how reliable the signals are on each item (a judge's confidence): the
+        residual model reads them and their products with the signals
+        (:mod:`slicewise.data.uncertainty`). Pass the same to the final
+        :func:`slicewise.profile`.
     rng : int or numpy Generator, optional
         Randomness of the draw (None: fresh entropy; pass a seed to reproduce a batch).
 
@@ -244,6 +412,9 @@ def next_items(
     DataFrame
         The whole table (same rows, same order) with ``selected`` (bool: label these now) and
         ``pi`` (every row's accumulated inclusion probability; module notes) added or updated.
+        ``attrs['notes']`` says how the batch was designed and why; for an adaptive batch,
+        ``attrs['design']`` holds the strength chosen and the estimated variance ratios
+        (:class:`~slicewise.planning.safeguard.DesignChoice`).
 
     Raises
     ------
@@ -285,6 +456,7 @@ def next_items(
             f"The 'floor' parameter of {FUNC} must be a float in (0, 1] (the uniform share of the "
             f"batch). Got {floor!r} instead."
         )
+    options = MethodOptions.from_arguments({"uncertainty": uncertainty, "C": C}, func=FUNC)
     generator = check_rng(rng, func=FUNC)
     frame = read_table(table) if isinstance(table, str | os.PathLike) else table.copy()
     if label not in frame.columns:
@@ -295,18 +467,18 @@ def next_items(
     unlabeled = ~labeled
     n_lab = int(labeled.sum())
     notes: list[str] = []
+    fallbacks: list[str] = []
     adaptive = strategy == "adaptive"
     values = frame.loc[labeled, label]
     if adaptive and (n_lab < MIN_ADAPTIVE_LABELS or values.nunique() < 2):
         adaptive = False
-        notes.append(
+        fallbacks.append(
             f"adaptive needs at least {MIN_ADAPTIVE_LABELS} labels with both values to fit its "
             "models; this batch is uniform."
         )
-    slice_of = np.full(m, -1)  # each row's nearest grid point (adaptive only; -1: none)
+    design: DesignChoice | None = None
     if adaptive:
-        inclusion = None if pi not in frame.columns else pi
-        pilot = _context(
+        state = adaptive_state(
             frame,
             z=z,
             signals=signals,
@@ -316,44 +488,17 @@ def next_items(
             bandwidth=bandwidth,
             id=id,
             missing=missing,
-        )
-        need = plan(
-            frame,
-            z=z,
-            signals=signals,
-            label=label,
+            uncertainty=options.uncertainty,
             halfwidth=halfwidth,
             level=level,
             method=method,
-            kind=kind,
-            grid=grid,
-            bandwidth=bandwidth,
-            inclusion=inclusion,
-            id=id,
-            missing=missing,
-            rng=0,
+            inclusion=pi if pi in frame.columns else None,
+            C=options.C,
+            floor=floor,
+            previous=previous,
         )
-        nearest = nearest_point(pilot.ctx.kernel(1.0))
-        rows = pilot.items.input_rows(np.arange(m))
-        slice_of[rows] = nearest
-        fold = row_folds(m)
-        sd = np.zeros((1 + RESIDUAL_FOLDS, m))
-        sd[:, rows] = _residual_scales(pilot, C, fold)
-
-        def probabilities(scale: FloatArray, complete: np.ndarray) -> FloatArray:
-            open_ = unlabeled & ~complete
-            left = float(batch) - float((complete & unlabeled).sum())
-            rest = adaptive_probabilities(need, slice_of, scale, open_, left, floor, PRIOR_LABELS)
-            return np.asarray(np.where(complete, 1.0, rest), dtype=np.float64)
-
-        p = probabilities(sd[0], np.zeros(m, dtype=bool))
-        complete = _slices_to_complete(p, slice_of, labeled, COMPLETE_SHARE, float(batch))
-        if complete.any():  # label them completely; the rest of the batch goes to the others
-            p = probabilities(sd[0], complete)
-        for k in range(RESIDUAL_FOLDS):  # labeled items: the residual model without their fold
-            held = labeled & (fold == k)
-            if held.any():
-                p[held] = probabilities(sd[1 + k], complete)[held]
+        p, design = batch_design(state, float(batch))
+        notes.append(design.note())
     else:
         n_open = int(unlabeled.sum())
         p = np.full(m, min(1.0, batch / n_open) if n_open else 0.0)
@@ -361,151 +506,11 @@ def next_items(
     out = frame.copy()
     out[selected] = unlabeled & draw
     out[pi] = 1.0 - (1.0 - previous) * (1.0 - p)
-    for note in notes:
+    for note in fallbacks:
         warnings.warn(note, SlicewiseWarning, stacklevel=2)
+    out.attrs["notes"] = (*fallbacks, *notes)
+    out.attrs["design"] = {} if design is None else asdict(design)
     return out
-
-
-def slice_allocation(
-    need: Any,
-    unlabeled: FloatArray,
-    batch: float,
-    floor: float,
-    prior_labels: float = 0.0,
-) -> FloatArray:
-    """Labels of the batch's adaptive part per grid point: water-filling to a common variance.
-
-    With sigma^2(g), n_eff(g) and N(g) of :class:`~slicewise.planning.result.PlanResult` (the
-    labels already there count through n_eff), slice g reaches the variance V with
-    Delta_g(V) = max{0, ((1 - f) sigma^2 - V n_eff) / (V + sigma^2 / N)} more labels (f = n_eff /
-    N). The uniform floor gives it F_g = u m U_g / |U| of them anyway (U_g its unlabeled items),
-    so the adaptive part is A_g(V) = min{max(0, Delta_g(V) - F_g), U_g - F_g}, and V is the
-    smallest variance with sum_g A_g(V) <= (1 - u) m: the batch goes to the slices whose
-    predicted variance is the largest, until they are level (the minimax allocation for the
-    worst slice's half-width, given the labels already there). With ``prior_labels`` n0 > 0 each
-    sigma^2(g) is first shrunk toward the n_eff-weighted mean over slices, with the weight of n0
-    labels: (n_eff sigma^2 + n0 sigma^2_pooled) / (n_eff + n0).
-    """
-    sigma2 = np.asarray(need.sigma, dtype=np.float64) ** 2
-    n_eff = np.asarray(need.n_labeled, dtype=np.float64)
-    if prior_labels > 0 and n_eff.sum() > 0:  # a slice's variance from few labels is noisy
-        pooled = float(np.sum(n_eff * sigma2) / n_eff.sum())
-        sigma2 = (n_eff * sigma2 + prior_labels * pooled) / (n_eff + prior_labels)
-    n_pool = np.maximum(np.asarray(need.n_pool, dtype=np.float64), 1e-12)
-    fraction = np.clip(n_eff / n_pool, 0.0, 1.0)
-    total_u = float(unlabeled.sum())
-    if total_u <= 0:
-        return np.zeros(unlabeled.size)
-    fixed = floor * min(batch, total_u) * unlabeled / total_u
-    budget = (1.0 - floor) * min(batch, total_u)
-
-    def adaptive_part(v: float) -> FloatArray:
-        delta = ((1.0 - fraction) * sigma2 - v * n_eff) / (v + sigma2 / n_pool)
-        return np.asarray(
-            np.clip(delta - fixed, 0.0, np.maximum(unlabeled - fixed, 0.0)), dtype=np.float64
-        )
-
-    if adaptive_part(0.0).sum() <= budget:  # the batch can label every slice's need
-        return adaptive_part(0.0)
-    # sum_g A_g(V) falls as V grows: bracket the budget between 0 and a V that needs none
-    low, high = -700.0, math.log(max(float(sigma2.max()), 1e-12))
-    while adaptive_part(math.exp(high)).sum() > budget and high < 700.0:
-        high += 2.0
-    for _ in range(60):
-        mid = 0.5 * (low + high)
-        if adaptive_part(math.exp(mid)).sum() > budget:
-            low = mid
-        else:
-            high = mid
-    return adaptive_part(math.exp(high))
-
-
-def adaptive_probabilities(
-    need: Any,
-    slice_of: IntArray,
-    sd: FloatArray,
-    open_: np.ndarray,
-    batch: float,
-    floor: float,
-    prior_labels: float,
-) -> FloatArray:
-    """Every row's p_ib when the items ``open_`` share ``batch`` (module notes): each slice's
-    expected labels from :func:`slice_allocation`, spread by :func:`floored_probabilities`."""
-    n_open = int(open_.sum())
-    if n_open == 0:
-        return np.zeros(sd.size)
-    if batch >= n_open:
-        return np.ones(sd.size)
-    low = floor * batch / n_open  # rows outside every slice get the floor
-    inside = open_ & (slice_of >= 0)
-    counts = np.bincount(slice_of[inside], minlength=need.size).astype(np.float64)
-    batch_in = batch - low * float((open_ & (slice_of < 0)).sum())
-    labels = slice_allocation(need, counts, batch_in, floor, prior_labels)
-    total_in = max(float(counts.sum()), 1.0)
-    target = floor * batch_in * counts / total_in + labels
-    short = batch_in - float(target.sum())
-    if short > 1e-9:  # every slice's need is met: spread the rest over what is left open
-        room = np.maximum(counts - target, 0.0)
-        target = target + short * room / max(float(room.sum()), 1e-12)
-    p = floored_probabilities(sd, slice_of, open_, target, floor * batch_in / total_in)
-    return np.where(slice_of >= 0, p, low)
-
-
-def floored_probabilities(
-    sd: FloatArray, slice_of: IntArray, open_: np.ndarray, target: FloatArray, low: float
-) -> FloatArray:
-    """Within each slice k, p_i = min{1, max(low, c_k sd_i)}, c_k such that the slice's open
-    items expect target_k labels; rows outside every slice get ``low``.
-
-    The Neyman allocation under the floor: among probabilities with low <= p_i <= 1 and the
-    slice's expected labels fixed, it minimises the slice's variance sum_i sd_i^2 / p_i (the
-    Lagrange condition p_i proportional to sd_i, clipped at both bounds). Computed for every
-    row of the slice, open or not (a labeled row gets what it would get if open).
-    """
-    p = np.full(sd.size, min(low, 1.0))
-    for k in range(target.size):
-        rows = slice_of == k
-        mine = rows & open_
-        n_k = int(mine.sum())
-        if n_k == 0:
-            continue
-        if float(target[k]) >= n_k - 1e-9:
-            p[rows] = 1.0
-            continue
-        scale = np.maximum(sd[mine], 1e-12)
-        lo, hi = 0.0, 1.0 / float(scale.min())  # the sum at hi is n_k > target
-        for _ in range(100):
-            mid = 0.5 * (lo + hi)
-            if float(np.clip(mid * scale, low, 1.0).sum()) > float(target[k]):
-                hi = mid
-            else:
-                lo = mid
-        p[rows] = np.clip(0.5 * (lo + hi) * np.maximum(sd[rows], 1e-12), low, 1.0)
-    return np.asarray(p, dtype=np.float64)
-
-
-def _slices_to_complete(
-    p: FloatArray, slice_of: IntArray, labeled: np.ndarray, share: float, batch: float
-) -> np.ndarray:
-    """Rows of the slices to label completely (module notes): the expected labeled count after
-    the batch reaches ``share`` of the slice's items, and the completed slices' unlabeled items
-    take at most half the batch (smallest slices first)."""
-    inside = slice_of >= 0
-    if not inside.any():
-        return np.zeros(p.size, dtype=bool)
-    g = int(slice_of.max()) + 1
-    where = slice_of[inside]
-    size = np.bincount(where, minlength=g).astype(np.float64)
-    open_ = np.bincount(where, weights=(~labeled[inside]).astype(np.float64), minlength=g)
-    given = np.bincount(where, weights=np.where(labeled, 0.0, p)[inside], minlength=g)
-    eligible = (size - open_ + given >= share * size) & (open_ > 0)
-    complete = np.zeros(g, dtype=bool)
-    used = 0.0
-    for k in np.flatnonzero(eligible)[np.argsort(open_[eligible], kind="stable")]:
-        if used + open_[k] <= 0.5 * batch:
-            complete[k] = True
-            used += open_[k]
-    return np.asarray(inside & complete[np.maximum(slice_of, 0)], dtype=bool)
 
 
 def _previous(

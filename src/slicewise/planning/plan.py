@@ -36,16 +36,17 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 
 from .._typing import FloatArray, IntArray, KernelMatrix, Kind
-from .._validation import check_level, check_nonnegative
+from .._validation import check_choice, check_level, check_nonnegative
 from ..data.files import read_table
 from ..data.inclusion import read_inclusion
 from ..data.table import ItemTable, MissingRule, make_table
+from ..methods.options import DEFAULTS, MethodOptions
 from ..moments.kernel_ops import column_sums, square_column_sums, take_rows
 from .result import PlanResult
 
@@ -142,6 +143,8 @@ def _context(
     bandwidth: Any,
     id: str | None,
     missing: MissingRule,
+    uncertainty: Sequence[str] | None = None,
+    func: str = FUNC,
 ) -> _Pilot:
     from ..methods.run import build_context
 
@@ -154,7 +157,8 @@ def _context(
         id=id,
         missing=missing,
         canonical=True,
-        func=FUNC,
+        func=func,
+        uncertainty=uncertainty,
     )
     ctx = build_context(items, grid=grid, bandwidth=bandwidth)
     return _Pilot(items=items, ctx=ctx, labeled_rows=items.input_rows(items.labeled_index))
@@ -193,6 +197,9 @@ def plan(
     base_rate: float = 0.5,
     id: str | None = None,
     missing: MissingRule = "impute",
+    strategy: Literal["adaptive", "uniform"] = "adaptive",
+    floor: float = 0.3,
+    uncertainty: str | Sequence[str] | None = DEFAULTS.uncertainty,
     rng: int | np.random.Generator | None = None,
 ) -> PlanResult:
     """Labels needed per slice, and in total, to reach a target interval half-width.
@@ -221,6 +228,19 @@ def plan(
         end, ``n_more_optimistic`` the high end).
     base_rate : float, default 0.5
         Budgeting mode: the assumed mean label (Var(Y) = p (1 - p); 0.5 is the worst case).
+    strategy : {'adaptive', 'uniform'}, default 'adaptive'
+        The design the labels will be drawn with. ``'adaptive'``: :func:`slicewise.next_items`'
+        (its probabilities for one batch of ``total_more`` items, at the strength its
+        safeguard chooses; :mod:`slicewise.planning.adaptive_plan`): ``total_more`` is the
+        smallest batch whose predicted worst half-width reaches the target, ``n_more`` the
+        labels it expects in each slice and ``item_rate`` its probabilities. ``'uniform'``:
+        each slice labeled uniformly, with its own share (module notes). Before enough
+        labels for the residual model (20, both values), the plan is uniform and says so.
+    floor : float, default 0.3
+        The uniform floor of :func:`slicewise.next_items` (adaptive strategy).
+    uncertainty : str or list of str, optional
+        Columns that say how reliable the signals are (as in :func:`slicewise.profile` and
+        :func:`slicewise.next_items`).
     rng : int or numpy Generator, optional
         Randomness of the cross-fitting methods (as in :func:`slicewise.profile`).
 
@@ -256,6 +276,8 @@ def plan(
     from ..methods.registry import METHODS
 
     target = check_nonnegative(halfwidth, name="halfwidth", func=FUNC, strict=True)
+    strategy = check_choice(strategy, ("adaptive", "uniform"), name="strategy", func=FUNC)
+    options = MethodOptions.from_arguments({"uncertainty": uncertainty}, func=FUNC)
     level = check_level(level, func=FUNC)
     r2_low, r2_high = _check_r2(r2)
     rate = check_nonnegative(base_rate, name="base_rate", func=FUNC)
@@ -297,6 +319,7 @@ def plan(
         bandwidth=bandwidth,
         id=id,
         missing=missing,
+        uncertainty=options.uncertainty,
     )
     result = profile(
         frame,
@@ -311,6 +334,7 @@ def plan(
         missing=missing,
         inclusion=inclusion,
         smooth="none",
+        uncertainty=options.uncertainty,
         level=level,
         rng=rng,
     )
@@ -368,7 +392,7 @@ def plan(
             "Planned on auto's direct (unsmoothed) estimates; smoothed slices, if any, get "
             "intervals that contain the direct ones."
         )
-    return _finish(
+    uniform = _finish(
         pilot,
         result.z,
         n_eff,
@@ -383,6 +407,26 @@ def plan(
         method,
         notes,
         df=df,
+    )
+    if strategy == "uniform":
+        return uniform
+    from .adaptive_plan import adaptive_plan
+
+    return adaptive_plan(
+        uniform,
+        frame,
+        z=z,
+        signals=signals,
+        label=label,
+        kind=kind,
+        grid=grid,
+        bandwidth=bandwidth,
+        id=id,
+        missing=missing,
+        uncertainty=options.uncertainty,
+        method=method,
+        inclusion=inclusion,
+        floor=floor,
     )
 
 

@@ -242,6 +242,7 @@ def profile_html(
             "gold-only estimate (labels alone) for comparison.",
         ),
         section("What the method chose and why", bullets(text.explain_choice(result))),
+        *_design_section(result),
         section("Warnings", bullets(warnings, warn=True)),
         section("Per slice", table(_slice_table(result))),
         section("Data", key_values(_data_rows(result, label, ctx))),
@@ -249,6 +250,33 @@ def profile_html(
         reproduce(ctx),
     ]
     return write(page(title, lead, sections), path)
+
+
+def _design_section(result: ProfileResult) -> list[str]:
+    """The labeling design's saving against uniform labeling
+    (:mod:`slicewise.planning.saving`), when the labels had unequal inclusion probabilities."""
+    saving = result.params.get("design_saving")
+    if not isinstance(saving, dict):
+        return []
+    level = round(float(saving["level"]) * 100)
+    rows: list[tuple[str, object]] = [
+        ("Gold labels of this design", f"{saving['labels']:.0f}"),
+        ("Uniform labeling would need", f"about {saving['uniform_labels']:.0f}"),
+        (
+            "Labels saved",
+            f"{saving['saved']:+.0%} ({level}% interval {saving['low']:+.0%} to "
+            f"{saving['high']:+.0%})",
+        ),
+    ]
+    return [
+        section(
+            "Labeling design against uniform labeling",
+            key_values(rows)
+            + "<p>At the worst-slice half-width reached here: the labels uniform labeling "
+            "would need for it, estimated from the labeled items' residuals weighted by their "
+            "inclusion probabilities.</p>",
+        )
+    ]
 
 
 def _profile_height(result: ProfileResult) -> float:

@@ -88,6 +88,7 @@ def profile_source(
     learner: str = "logistic",
     folds: int = 5,
     smooth: str = "auto",
+    uncertainty: str | Sequence[str] | None = None,
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
@@ -109,7 +110,7 @@ def profile_source(
         if name not in ("table", "gold", "on", "progress")
         and name not in ("profile", "MethodOptions", "Problem", "run")
     }
-    for name, default in (("missing", "impute"), ("inclusion", None)):
+    for name, default in (("missing", "impute"), ("inclusion", None), ("uncertainty", None)):
         if arguments[name] == default:  # profile's own default: leave it to profile
             arguments.pop(name)
     if on is not None and gold is None:
@@ -130,6 +131,13 @@ def profile_source(
         return profile(frame, **arguments)
 
     method = check_choice(method, tuple(_registered()), name="method", func=FUNC)
+    if uncertainty is not None:
+        raise ValueError(
+            f"The 'uncertainty' parameter of {FUNC} needs the pool in memory (its products with "
+            "the signals are made from the table's columns); an out-of-core pool does not take "
+            "it for now. Add the products as signal columns of the pool, or read it into a "
+            "pandas DataFrame."
+        )
     if method not in STREAMED_METHODS:
         raise ValueError(
             f"Method {method!r} needs the whole pool in memory, which an out-of-core pool (a "

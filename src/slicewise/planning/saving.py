@@ -1,0 +1,164 @@
+"""How many labels a design with unequal inclusion probabilities saved against uniform labeling,
+at the worst-slice half-width it achieved (what ``sw.profile(..., inclusion=...)`` reports).
+
+With the labels' inclusion probabilities pi_i and the out-of-fold residuals e_i of the residual
+model (:mod:`slicewise.planning.residual`) fitted on them, the labeled items estimate, for
+every grid point g, both the design variance of the realized design and the pool quantity
+that uniform labeling's variance is made of (Horvitz-Thompson weights 1 / pi_i; kappa_ig =
+k_ig / sum_T k_jg, e_g the design-weighted mean residual):
+
+.. math::
+
+    \\hat V_g = \\sum_{i \\in L} \\frac{\\kappa_{ig}^2 (e_i - e_g)^2}{\\pi_i}
+        \\Big(\\frac{1}{\\pi_i} - 1\\Big),\\qquad
+    \\hat B_g = \\sum_{i \\in L} \\frac{\\kappa_{ig}^2 (e_i - e_g)^2}{\\pi_i},
+
+so that uniform labeling of m items would give grid point g the variance B_g (M / m - 1).
+Scaled to the method's own reported variance se_g^2 (the design effect V_g / B_g (M / n - 1)
+carries over from the residual model's residuals to the method's), uniform labeling of m items
+gives U_g(m) = se_g^2 B_g (M / m - 1) / V_g, and the labels it needs for the achieved worst
+half-width are the m* with max_g U_g(m*) = max_g se_g^2:
+
+.. math::
+
+    m^* = M \\Big/ \\Big(1 + \\frac{\\max_g \\mathrm{se}_g^2}
+        {\\max_g \\mathrm{se}_g^2 B_g / V_g}\\Big).
+
+The saving is 1 - n / m*, with an interval from :data:`DRAWS` Poisson-weight bootstrap
+replicates of the labeled items (the percentile interval; the standard errors are held fixed).
+A slice labeled completely (V_g = 0) is scaled by the residual model's own residuals (se_g^2 /
+V_g taken as 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._typing import FloatArray
+
+#: Bootstrap replicates of the saving's interval.
+DRAWS = 400
+
+
+@dataclass(frozen=True)
+class DesignSaving:
+    """The labels a design saved against uniform labeling (module notes).
+
+    Attributes
+    ----------
+    labels : int
+        n, the labels of the design.
+    uniform : float
+        m*, the labels uniform labeling needs for the same worst-slice half-width.
+    saved, low, high : float
+        1 - n / m* and its bootstrap interval at ``level``.
+    level : float
+    """
+
+    labels: int
+    uniform: float
+    saved: float
+    low: float
+    high: float
+    level: float
+
+    def note(self) -> str:
+        """The plain-words note of a profile result."""
+        word = "fewer" if self.saved >= 0 else "more"
+        return (
+            f"Labeling design: these {self.labels} labels, drawn with unequal inclusion "
+            f"probabilities, reach the worst-slice half-width reported here; uniform labeling "
+            f"would need about {self.uniform:.0f} for it, so the design used "
+            f"{abs(self.saved):.0%} {word} labels ({self.level:.0%} interval "
+            f"{self.low:+.0%} to {self.high:+.0%} saved; estimated from the residuals of the "
+            "labeled items, weighted by their inclusion probabilities)."
+        )
+
+    def to_params(self) -> dict[str, float]:
+        """The numbers, for the result's ``params``."""
+        return {
+            "labels": float(self.labels),
+            "uniform_labels": self.uniform,
+            "saved": self.saved,
+            "low": self.low,
+            "high": self.high,
+            "level": self.level,
+        }
+
+
+def _uniform_labels(
+    weights: FloatArray | None, terms: FloatArray, pi: FloatArray, se2: FloatArray, m: int
+) -> FloatArray:
+    """m* for every row of ``weights`` (bootstrap weights of the labeled items; None: all 1)."""
+    w = np.ones((1, pi.size)) if weights is None else weights
+    b = w @ terms  # (R, G)
+    v = (w * (1.0 / pi - 1.0)) @ terms
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where((v > 0) & (se2 > 0), se2 / v, 1.0)
+        worst = np.where(se2 > 0, se2, v).max(axis=1)
+        need = (scale * b).max(axis=1)
+        return np.asarray(m / (1.0 + worst / need), dtype=np.float64)
+
+
+def design_saving(
+    pilot: Any,
+    pi: FloatArray,
+    se: FloatArray,
+    *,
+    given: Sequence[str] | None = None,
+    level: float = 0.95,
+    seed: int = 0,
+) -> DesignSaving | None:
+    """The labels saved against uniform labeling (module notes); None where the probabilities
+    are equal (nothing to compare) or no grid point has a variance.
+
+    Parameters
+    ----------
+    pilot
+        The pool context (``items``, ``ctx``, ``labeled_rows``) of the profile.
+    pi : ndarray of shape (n,)
+        Inclusion probabilities of the labeled items (``items.labeled_index`` order).
+    se : ndarray of shape (G,)
+        The method's standard errors.
+    given : sequence of str, optional
+        The signal columns named by the user (for the residual model).
+    level : float
+        Level of the interval.
+    seed : int
+        Seed of the bootstrap.
+    """
+    from .residual import residual_model, row_folds
+    from .safeguard import variance_terms
+
+    if pi.size < 2 or float(np.ptp(pi)) <= 1e-9 * float(pi.max()):
+        return None
+    items, ctx = pilot.items, pilot.ctx
+    m = items.n_pool
+    model = residual_model(pilot, 1.0, row_folds(m), given)
+    kernel = ctx.kernel(1.0)
+    dense = np.asarray(kernel if isinstance(kernel, np.ndarray) else kernel.toarray())
+    mass = dense.sum(axis=0)
+    index = items.labeled_index
+    terms = variance_terms(dense[index], mass, model.resid, pi)
+    se2 = np.where(np.isfinite(se), np.asarray(se, dtype=np.float64) ** 2, 0.0)
+    if not terms.any():
+        return None
+    point = float(_uniform_labels(None, terms, pi, se2, m)[0])
+    weights = np.random.default_rng(seed).poisson(1.0, (DRAWS, index.size)).astype(np.float64)
+    boot = _uniform_labels(weights, terms, pi, se2, m)
+    n = int(index.size)
+    saved = 1.0 - n / boot[np.isfinite(boot) & (boot > 0)]
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(saved, [tail, 1.0 - tail]) if saved.size else (np.nan, np.nan)
+    return DesignSaving(
+        labels=n,
+        uniform=point,
+        saved=1.0 - n / point,
+        low=float(low),
+        high=float(high),
+        level=level,
+    )
