@@ -251,7 +251,7 @@ def _with_design_saving(
 
     given = [signals] if isinstance(signals, str) else None if signals is None else list(signals)
     pilot = _Pilot(items=items, ctx=ctx, labeled_rows=items.input_rows(items.labeled_index))
-    saving = design_saving(pilot, pi, result.se, given=given, level=result.level)
+    saving = design_saving(pilot, pi, given=given, level=result.level)
     if saving is None:
         return result
     return replace(

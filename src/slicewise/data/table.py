@@ -331,7 +331,7 @@ def make_table(
     missing: MissingRule = "impute",
     canonical: bool = False,
     func: str = "profile",
-    uncertainty: Sequence[str] | None = None,
+    uncertainty: str | Sequence[str] | None = None,
 ) -> ItemTable:
     """Validate an item table once, at the boundary.
 
@@ -449,8 +449,9 @@ def make_table(
     if uncertainty:
         from .uncertainty import with_uncertainty
 
+        columns = column_list(uncertainty, name="uncertainty", func=func)
         signal_values, signal_names, note = with_uncertainty(
-            frame, signal_values, signal_names, s_cols, uncertainty, rows, func=func
+            frame, signal_values, signal_names, s_cols, columns, rows, func=func
         )
         notes = (*notes, note)
     return ItemTable(

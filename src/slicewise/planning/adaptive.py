@@ -227,14 +227,16 @@ def adaptive_state(
     C: float,
     floor: float,
     previous: FloatArray,
+    need: PlanResult | None = None,
 ) -> AdaptiveState:
-    """Fit what the adaptive batches need (module notes): the plan's slice variances, the
-    residual model and the labeled rows' design-variance terms."""
+    """Fit what the adaptive batches need (module notes): the plan's slice variances (``need``
+    when the caller has the uniform plan already), the residual model and the labeled rows'
+    design-variance terms."""
     common: dict[str, Any] = dict(
         z=z, signals=signals, label=label, kind=kind, grid=grid, bandwidth=bandwidth, id=id
     )
     pilot = _context(frame, missing=missing, uncertainty=uncertainty, func=FUNC, **common)
-    need = plan(
+    need = need or plan(
         frame,
         halfwidth=halfwidth,
         level=level,
@@ -289,9 +291,16 @@ def adaptive_state(
     )
 
 
-def batch_design(state: AdaptiveState, batch: float) -> tuple[FloatArray, DesignChoice]:
+def batch_design(
+    state: AdaptiveState, batch: float, *, own_folds: bool = True
+) -> tuple[FloatArray, DesignChoice]:
     """Every row's probability p_ib for a batch of expected size ``batch``, and the strength
-    chosen between uniform probabilities and the adaptive proposal (module notes)."""
+    chosen between uniform probabilities and the adaptive proposal (module notes).
+
+    ``own_folds=False`` gives the labeled rows the probabilities of the model fitted on every
+    label and the strength chosen on every label, as the unlabeled rows get (a sixth of the
+    work: :func:`slicewise.plan` searches the batch size with it; the unlabeled rows'
+    probabilities are the same)."""
     unlabeled = ~state.labeled
     m = unlabeled.size
     complete = np.zeros(m, dtype=bool)
@@ -308,7 +317,7 @@ def batch_design(state: AdaptiveState, batch: float) -> tuple[FloatArray, Design
     complete = slices_to_complete(p_a, state.slice_of, state.labeled, COMPLETE_SHARE, batch)
     if complete.any():  # label them completely; the rest of the batch goes to the others
         p_a = proposal(state.scale[0])
-    for k in range(RESIDUAL_FOLDS):  # labeled items: the residual model without their fold
+    for k in range(RESIDUAL_FOLDS if own_folds else 0):  # labeled: the model without their fold
         held = state.labeled & (state.fold == k)
         if held.any():
             p_a[held] = proposal(state.scale[1 + k])[held]
@@ -328,7 +337,7 @@ def batch_design(state: AdaptiveState, batch: float) -> tuple[FloatArray, Design
     choice = choose_strength(state.terms, lab_inverse, level, model)
     p = candidates[STRENGTHS.index(choice.strength)].copy()
     lab_fold = state.fold[state.labeled]
-    for k in range(RESIDUAL_FOLDS):  # labeled items: the strength chosen without their fold
+    for k in range(RESIDUAL_FOLDS if own_folds else 0):  # labeled: strength without their fold
         kept = lab_fold != k
         held = state.labeled & (state.fold == k)
         if held.any():

@@ -59,7 +59,7 @@ def predicted_halfwidth(
     from ..results import critical_value
     from .adaptive import batch_design
 
-    p, choice = batch_design(state, batch)
+    p, choice = batch_design(state, batch, own_folds=False)
     after = 1.0 - (1.0 - state.previous) * (1.0 - p)
     kappa2 = state.kernel**2
     sd2 = state.scale[0] ** 2
@@ -137,6 +137,7 @@ def adaptive_plan(
         C=1.0,
         floor=floor,
         previous=previous,
+        need=uniform,
     )
     df = np.asarray(uniform.df if uniform.df is not None else uniform.n_labeled - 1.0)
     se = uniform.halfwidth / critical_value(uniform.level, df)

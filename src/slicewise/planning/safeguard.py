@@ -193,10 +193,11 @@ def choose_strength(
         mean_shape = variance.mean(axis=1) / variance[0].mean()
     worst, mean = point * worst_shape, point * mean_shape
     larger = np.fmax(boot * worst_shape, boot * mean_shape)  # (B, T)
-    bound = np.quantile(np.where(np.isfinite(larger), larger, np.inf), confidence, axis=0)
+    # an undefined ratio (no variance left to compare) counts as no gain
+    bound = np.quantile(np.where(np.isfinite(larger), larger, 1e300), confidence, axis=0)
     bound[0] = 1.0
     k = 0
-    if measured.any() and np.isfinite(level).all() and level.max() > 0:
+    if measured.any() and np.isfinite(level).all() and level.max() > 0 and expected[0] > 0:
         k = int(np.argmin(bound))
         k = k if bound[k] < 1.0 else 0
     return DesignChoice(

@@ -13,21 +13,22 @@ k_ig / sum_T k_jg, e_g the design-weighted mean residual):
         \\Big(\\frac{1}{\\pi_i} - 1\\Big),\\qquad
     \\hat B_g = \\sum_{i \\in L} \\frac{\\kappa_{ig}^2 (e_i - e_g)^2}{\\pi_i},
 
-so that uniform labeling of m items would give grid point g the variance B_g (M / m - 1).
-Scaled to the method's own reported variance se_g^2 (the design effect V_g / B_g (M / n - 1)
-carries over from the residual model's residuals to the method's), uniform labeling of m items
-gives U_g(m) = se_g^2 B_g (M / m - 1) / V_g, and the labels it needs for the achieved worst
-half-width are the m* with max_g U_g(m*) = max_g se_g^2:
+so that uniform labeling of m items would give grid point g the variance B_g (M / m - 1). The
+labels uniform labeling needs for the design's worst-slice variance are the m* with
+max_g B_g (M / m* - 1) = max_g V_g,
 
 .. math::
 
-    m^* = M \\Big/ \\Big(1 + \\frac{\\max_g \\mathrm{se}_g^2}
-        {\\max_g \\mathrm{se}_g^2 B_g / V_g}\\Big).
+    m^* = M \\Big/ \\Big(1 + \\frac{\\max_g \\hat V_g}{\\max_g \\hat B_g}\\Big),
 
-The saving is 1 - n / m*, with an interval from :data:`DRAWS` Poisson-weight bootstrap
-replicates of the labeled items (the percentile interval; the standard errors are held fixed).
-A slice labeled completely (V_g = 0) is scaled by the residual model's own residuals (se_g^2 /
-V_g taken as 1).
+and the saving is 1 - n / m*: at the worst-slice half-width the design reaches, uniform
+labeling would need m* labels (the design effect of the residual model's residuals stands for
+the method's, whose own residuals are not exposed). The interval is the percentile interval of
+:data:`DRAWS` Poisson-weight bootstrap replicates of the labeled items. On split-judge (pilot
+of 100 and three adaptive batches of 150), the 95% interval covered the saving computed from
+the design's own probabilities and the true conditional variances in 8 of 8 draws
+(``tests/planning/test_design_saving.py`` pins it on more). A slice labeled completely has
+V_g = 0.
 """
 
 from __future__ import annotations
@@ -91,23 +92,19 @@ class DesignSaving:
 
 
 def _uniform_labels(
-    weights: FloatArray | None, terms: FloatArray, pi: FloatArray, se2: FloatArray, m: int
+    weights: FloatArray | None, terms: FloatArray, pi: FloatArray, m: int
 ) -> FloatArray:
     """m* for every row of ``weights`` (bootstrap weights of the labeled items; None: all 1)."""
     w = np.ones((1, pi.size)) if weights is None else weights
-    b = w @ terms  # (R, G)
-    v = (w * (1.0 / pi - 1.0)) @ terms
+    b = (w @ terms).max(axis=1)  # (R,)
+    v = ((w * (1.0 / pi - 1.0)) @ terms).max(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.where((v > 0) & (se2 > 0), se2 / v, 1.0)
-        worst = np.where(se2 > 0, se2, v).max(axis=1)
-        need = (scale * b).max(axis=1)
-        return np.asarray(m / (1.0 + worst / need), dtype=np.float64)
+        return np.asarray(m / (1.0 + v / b), dtype=np.float64)
 
 
 def design_saving(
     pilot: Any,
     pi: FloatArray,
-    se: FloatArray,
     *,
     given: Sequence[str] | None = None,
     level: float = 0.95,
@@ -122,8 +119,6 @@ def design_saving(
         The pool context (``items``, ``ctx``, ``labeled_rows``) of the profile.
     pi : ndarray of shape (n,)
         Inclusion probabilities of the labeled items (``items.labeled_index`` order).
-    se : ndarray of shape (G,)
-        The method's standard errors.
     given : sequence of str, optional
         The signal columns named by the user (for the residual model).
     level : float
@@ -144,12 +139,11 @@ def design_saving(
     mass = dense.sum(axis=0)
     index = items.labeled_index
     terms = variance_terms(dense[index], mass, model.resid, pi)
-    se2 = np.where(np.isfinite(se), np.asarray(se, dtype=np.float64) ** 2, 0.0)
     if not terms.any():
         return None
-    point = float(_uniform_labels(None, terms, pi, se2, m)[0])
+    point = float(_uniform_labels(None, terms, pi, m)[0])
     weights = np.random.default_rng(seed).poisson(1.0, (DRAWS, index.size)).astype(np.float64)
-    boot = _uniform_labels(weights, terms, pi, se2, m)
+    boot = _uniform_labels(weights, terms, pi, m)
     n = int(index.size)
     saved = 1.0 - n / boot[np.isfinite(boot) & (boot > 0)]
     tail = (1.0 - level) / 2.0
