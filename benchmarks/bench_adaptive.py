@@ -315,7 +315,9 @@ def one_run(
         table.loc[table["selected"], "y"] = full["y"][table["selected"]]
     res = sw.profile(table, inclusion="pi", **common)
     ci = res.ci()
+    saving = res.params.get("design_saving", {})  # issue 30's report (absent before)
     return {
+        "saved": np.array([saving.get(k, np.nan) for k in ("saved", "low", "high")]),
         "error": res.estimate - truth,
         # a slice labeled completely has the exact estimate and a zero-width interval: compare
         # with a tolerance for the floating-point rounding of its weighted mean
@@ -333,7 +335,8 @@ def never_worse(
     adaptive: list[dict[str, np.ndarray | int]], uniform: list[dict[str, np.ndarray | int]]
 ) -> str:
     """Paired comparison at the same budget (same pools and pilots): the worst-slice half-width
-    difference adaptive - uniform with its Monte-Carlo se, and the grid point where the adaptive
+    difference adaptive - uniform with its Monte-Carlo se, the ratio of the mean grid MSEs with
+    its MC se (delta method on the paired runs), and the grid point where the adaptive
     design's MSE is largest relative to uniform's, that ratio and its MC se (delta method on the
     paired squared errors), in table-row form."""
     half_a = np.array([np.nanmax(r["half"]) for r in adaptive])
@@ -348,13 +351,20 @@ def never_worse(
     a, b, r = sq_a[:, worst], sq_u[:, worst], ratio[worst]
     cov = np.cov(a, b)
     se_ratio = np.sqrt(max(cov[0, 0] + r**2 * cov[1, 1] - 2 * r * cov[0, 1], 0.0) / n) / b.mean()
+    grid_a, grid_u = sq_a.mean(axis=1), sq_u.mean(axis=1)  # each run's mean grid MSE
+    mean_r = grid_a.mean() / grid_u.mean()
+    c2 = np.cov(grid_a, grid_u)
+    se_mean = (
+        np.sqrt(max(c2[0, 0] + mean_r**2 * c2[1, 1] - 2 * mean_r * c2[0, 1], 0.0) / n)
+        / grid_u.mean()
+    )
     return (
-        f"{diff.mean():+.4f} ({diff.std(ddof=1) / np.sqrt(n):.4f}) | {worst} | {r:.2f} "
-        f"({se_ratio:.2f}) |"
+        f"{diff.mean():+.4f} ({diff.std(ddof=1) / np.sqrt(n):.4f}) | {mean_r:.3f} "
+        f"({se_mean:.3f}) | {worst} | {r:.2f} ({se_ratio:.2f}) |"
     )
 
 
-def summarize(runs: list[dict[str, np.ndarray | int]]) -> dict[str, float]:
+def summarize(runs: list[dict[str, np.ndarray | int]]) -> dict[str, Any]:
     err = np.array([r["error"] for r in runs])
     cov = np.array([r["covered"] for r in runs])
     half = np.array([r["half"] for r in runs])
@@ -364,10 +374,13 @@ def summarize(runs: list[dict[str, np.ndarray | int]]) -> dict[str, float]:
         "worst_mse": float(np.nanmax(mse)),
         "coverage": float(np.nanmean(cov)),
         "worst_coverage": float(np.min(cov.mean(axis=0))),
+        "worst_point": int(np.argmin(cov.mean(axis=0))),
         "worst_half": float(np.nanmean(np.nanmax(half, axis=1))),
         # beside it: the largest over the grid of the mean half-width (no standard-error noise)
         "worst_mean_half": float(np.nanmax(np.nanmean(half, axis=0))),
         "labels": float(np.mean([r["n"] for r in runs])),
+        # the saving the profile reported (issue 30): mean of the point and of the interval ends
+        "reported": np.nanmean(np.array([r["saved"] for r in runs]), axis=0),
     }
 
 
@@ -399,6 +412,7 @@ def main() -> None:
         default=",".join(f"{m:g}" for m in MULTIPLIERS),
         help="batch multipliers of the uniform curve (comma-separated, the first 1)",
     )
+    parser.add_argument("--save", default=None, help="pickle every run to this file")
     args = parser.parse_args()
     multipliers = tuple(float(m) for m in args.multipliers.split(","))
     if multipliers[0] != 1.0:
@@ -406,11 +420,12 @@ def main() -> None:
     warnings.simplefilter("ignore")
     lines = [
         "| scenario | strategy | labels | mean grid MSE | worst-point MSE | coverage | "
-        "worst-point coverage | mean worst half-width | worst mean half-width |",
+        "worst-point coverage (point) | mean worst half-width | worst mean half-width |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     saved_lines: list[str] = []
     worse_lines: list[str] = []
+    saved_runs: dict[str, dict[str, Any]] = {}
     for sc in scenarios():
         if args.only and sc.name not in args.only.split(","):
             continue
@@ -431,15 +446,27 @@ def main() -> None:
             if mult == 1.0:
                 worse_lines.append(f"| {sc.name} | " + never_worse(adaptive_runs, runs))
             uniform_curve.append(summarize(runs))
+            saved_runs.setdefault(sc.name, {})[f"uniform x{mult:g}"] = runs
+        saved_runs[sc.name]["adaptive"] = adaptive_runs
         uniform = uniform_curve[0]
         rows = [("adaptive", adaptive), ("uniform", uniform)]
         curve_rows = zip(multipliers[1:], uniform_curve[1:], strict=True)
         rows += [(f"uniform, batch x{m:g}", u) for m, u in curve_rows]
+        if sc.uncertainty:  # the issue's baseline: uniform labels, the default estimate
+            plain = replace(sc, uncertainty=())
+            runs = [one_run(plain, s, "uniform", sc.batch) for s in range(args.reps)]
+            saved_runs[sc.name]["uniform, no uncertainty="] = runs
+            rows.append(("uniform, without uncertainty=", summarize(runs)))
+            worse_lines.append(
+                f"| {sc.name} against uniform without uncertainty= | "
+                + never_worse(adaptive_runs, runs)
+            )
         for name, row in rows:
             lines.append(
                 f"| {sc.name} | {name} | {row['labels']:.0f} | {row['mean_mse']:.3g} | "
-                f"{row['worst_mse']:.3g} | {row['coverage']:.3f} | {row['worst_coverage']:.3f} | "
-                f"{row['worst_half']:.4f} | {row['worst_mean_half']:.4f} |"
+                f"{row['worst_mse']:.3g} | {row['coverage']:.3f} | {row['worst_coverage']:.3f} "
+                f"({row['worst_point']}) | {row['worst_half']:.4f} | "
+                f"{row['worst_mean_half']:.4f} |"
             )
         labels = np.array([u["labels"] for u in uniform_curve])
         cells = []
@@ -449,9 +476,11 @@ def main() -> None:
         curve = ", ".join(
             f"{n:.0f}: {u['worst_half']:.4f}" for n, u in zip(labels, uniform_curve, strict=True)
         )
+        reported = adaptive["reported"]
         saved_lines.append(
             f"| {sc.name} | {adaptive['labels']:.0f} | {adaptive['worst_half']:.4f} | "
-            f"{cells[0]} | {curve} | {adaptive['worst_mean_half']:.4f} | {cells[1]} |"
+            f"{cells[0]} | {curve} | {adaptive['worst_mean_half']:.4f} | {cells[1]} | "
+            f"{reported[0]:+.0%} ({reported[1]:+.0%} to {reported[2]:+.0%}) |"
         )
         print(f"{sc.name} ({sc.method}): {time.perf_counter() - start:.0f} s", flush=True)
     print("\n".join(lines))
@@ -459,17 +488,24 @@ def main() -> None:
     print(
         "| scenario | adaptive labels | adaptive mean worst half-width | uniform labels for it | "
         "labels saved | uniform curve (labels: mean worst half-width) | adaptive worst mean "
-        "half-width | uniform labels for it | labels saved on it |"
+        "half-width | uniform labels for it | labels saved on it | labels saved as the profile "
+        "reported them (mean; mean 95% interval) |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(saved_lines))
     print()
     print(
-        "| scenario | worst half-width, adaptive - uniform (MC se) | grid point with the "
-        "largest MSE ratio | MSE adaptive / uniform there (MC se) |"
+        "| scenario | worst half-width, adaptive - uniform (MC se) | mean grid MSE, adaptive / "
+        "uniform (MC se) | grid point with the largest MSE ratio | MSE adaptive / uniform there "
+        "(MC se) |"
     )
-    print("|---|---|---|---|")
+    print("|---|---|---|---|---|")
     print("\n".join(worse_lines))
+    if args.save:
+        import pickle
+
+        with open(args.save, "wb") as handle:
+            pickle.dump(saved_runs, handle)
 
 
 if __name__ == "__main__":

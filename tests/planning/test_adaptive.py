@@ -450,21 +450,21 @@ def test_next_items_gives_a_labeled_item_the_probability_of_its_folds_model(
     """The wiring of the test above: with the slices' residual variances held fixed (the plan
     of the first call), flipping a labeled item's label leaves its pi as it was up to the
     solver's tolerance, and moves the unlabeled items' pi."""
-    import slicewise.planning.adaptive as adaptive
+    import slicewise.planning.batch as batch
 
     rng = np.random.default_rng(8)
     full = split_judge_pool(rng, m=1500)
     first = _next(_pilot(full, 200, rng), batch=100, rng=1)
     first.loc[first["selected"], "y"] = full.loc[first["selected"], "y"]
     plans: list[object] = []
-    real_plan = adaptive.plan
+    real_plan = batch.plan
 
     def first_plan(*args: object, **kwargs: object) -> object:
         if not plans:
             plans.append(real_plan(*args, **kwargs))  # type: ignore[arg-type]
         return plans[0]
 
-    monkeypatch.setattr(adaptive, "plan", first_plan)
+    monkeypatch.setattr(batch, "plan", first_plan)
     pi = _next(first, batch=100, rng=2)["pi"].to_numpy()
     unlabeled = first["y"].isna().to_numpy()
     for row in np.flatnonzero(~unlabeled)[::60]:

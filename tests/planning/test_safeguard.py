@@ -75,16 +75,16 @@ def test_choose_strength_takes_a_clear_gain_and_refuses_a_loss() -> None:
 def _first_batch(seed: int, monkeypatch: pytest.MonkeyPatch | None) -> tuple[np.ndarray, Any]:
     """next_items on the judge-quality design after a uniform pilot of 300, with the residual
     model's scale turned upside down when ``monkeypatch`` is given."""
-    import slicewise.planning.adaptive as adaptive
+    import slicewise.planning.batch as batch
 
     if monkeypatch is not None:
-        real = adaptive.residual_model
+        real = batch.residual_model
 
         def upside_down(*args: Any, **kwargs: Any) -> Any:
             model = real(*args, **kwargs)
             return replace(model, scale=0.6 - model.scale)  # sd 0.1 <-> 0.5
 
-        monkeypatch.setattr(adaptive, "residual_model", upside_down)
+        monkeypatch.setattr(batch, "residual_model", upside_down)
     rng = np.random.default_rng(seed)
     full = judge_quality(rng, 2000)
     table = full.copy()

@@ -39,6 +39,7 @@ import pandas as pd
 
 from .._typing import FloatArray, Kind
 from ..data.table import MissingRule
+from .batch import MIN_ADAPTIVE_LABELS, adaptive_state, batch_design
 from .plan import FUNC, planned_df
 from .result import PlanResult
 
@@ -57,7 +58,6 @@ def predicted_halfwidth(
     """Predicted half-width of every grid point after a batch of expected size ``batch``
     (module notes), the probabilities and the safeguard's choice."""
     from ..results import critical_value
-    from .adaptive import batch_design
 
     p, choice = batch_design(state, batch, own_folds=False)
     after = 1.0 - (1.0 - state.previous) * (1.0 - p)
@@ -93,7 +93,6 @@ def adaptive_plan(
     """The plan under :func:`slicewise.next_items`' adaptive design (module notes); the uniform
     plan ``uniform`` with a note when there are too few labels for the residual model."""
     from ..results import critical_value
-    from .adaptive import MIN_ADAPTIVE_LABELS, adaptive_state
 
     if not 0.0 < floor <= 1.0:
         raise ValueError(
