@@ -351,7 +351,7 @@ def never_worse(
     a, b, r = sq_a[:, worst], sq_u[:, worst], ratio[worst]
     cov = np.cov(a, b)
     se_ratio = np.sqrt(max(cov[0, 0] + r**2 * cov[1, 1] - 2 * r * cov[0, 1], 0.0) / n) / b.mean()
-    grid_a, grid_u = sq_a.mean(axis=1), sq_u.mean(axis=1)  # each run's mean grid MSE
+    grid_a, grid_u = np.nanmean(sq_a, axis=1), np.nanmean(sq_u, axis=1)  # each run's mean grid MSE
     mean_r = grid_a.mean() / grid_u.mean()
     c2 = np.cov(grid_a, grid_u)
     se_mean = (
