@@ -279,6 +279,42 @@ def scenarios() -> list[Scenario]:
     return out
 
 
+def with_pilot(full: pd.DataFrame, n0: int, rng: np.random.Generator) -> pd.DataFrame:
+    """The pool with the label kept on a uniform random ``n0`` of its rows (the pilot)."""
+    table = full.copy()
+    pilot = np.zeros(len(table), dtype=bool)
+    pilot[rng.choice(len(table), n0, replace=False)] = True
+    table.loc[~pilot, "y"] = np.nan
+    return table
+
+
+@dataclass(frozen=True)
+class Start:
+    """A replication's pool, its pilot of 100 labels, the keywords of the scenario's columns
+    (with its uncertainty= columns) and the pool profile (the truth)."""
+
+    rng: np.random.Generator
+    full: pd.DataFrame
+    table: pd.DataFrame
+    common: dict[str, Any]
+    truth: np.ndarray
+
+
+def start(sc: Scenario, seed: int) -> Start:
+    """Replication ``seed`` of scenario ``sc``: what every protocol starts from."""
+    rng = np.random.default_rng(seed)
+    full = sc.draw(rng)
+    table = with_pilot(full, 100, rng)
+    common: dict[str, Any] = dict(z=sc.z, signals=list(sc.signals), label="y", kind=sc.kind)
+    if sc.grid is not None:
+        common.update(grid=list(sc.grid), bandwidth=sc.bandwidth)
+    # the pool profile: the (kernel-weighted) mean of every item's label at each grid point
+    truth = sw.profile(full, **{**common, "method": "naive"}).estimate
+    if sc.uncertainty:
+        common["uncertainty"] = list(sc.uncertainty)
+    return Start(rng, full, table, common, truth)
+
+
 def one_run(
     sc: Scenario,
     seed: int,
@@ -287,21 +323,9 @@ def one_run(
     floor: float = 0.3,
     halfwidth: float = 0.05,
 ) -> dict[str, np.ndarray | int]:
-    rng = np.random.default_rng(seed)
-    full = sc.draw(rng)
-    table = full.copy()
-    pilot = np.zeros(len(table), dtype=bool)
-    pilot[rng.choice(len(table), 100, replace=False)] = True
-    table.loc[~pilot, "y"] = np.nan
-    common: dict[str, Any] = dict(
-        z=sc.z, signals=list(sc.signals), label="y", kind=sc.kind, method=sc.method
-    )
-    if sc.grid is not None:
-        common.update(grid=list(sc.grid), bandwidth=sc.bandwidth)
-    # the pool profile: the (kernel-weighted) mean of every item's label at each grid point
-    truth = sw.profile(full, **{**common, "method": "naive"}).estimate
-    if sc.uncertainty:
-        common["uncertainty"] = list(sc.uncertainty)
+    begin = start(sc, seed)
+    rng, full, table, truth = begin.rng, begin.full, begin.table, begin.truth
+    common = {**begin.common, "method": sc.method}
     for _ in range(3):
         table = sw.next_items(
             table,

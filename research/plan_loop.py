@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 import slicewise as sw
-from benchmarks.bench_adaptive import COVER_TOL, Scenario, scenarios
+from benchmarks.bench_adaptive import COVER_TOL, Scenario, scenarios, start
 from slicewise.reports.markdown import markdown_table
 
 #: Target half-width of each scenario's plan.
@@ -52,18 +52,14 @@ TARGETS = {
 def one_loop(sc: Scenario, seed: int, strategy: str, rounds: int = 1) -> dict[str, Any]:
     """Pilot, then ``rounds`` times plan -> next_items -> labels; the last profile's realized
     worst half-width against the last plan's."""
-    rng = np.random.default_rng(seed)
-    full = sc.draw(rng)
-    table = full.copy()
-    pilot = np.zeros(len(table), dtype=bool)
-    pilot[rng.choice(len(table), 100, replace=False)] = True
-    table.loc[~pilot, "y"] = np.nan
-    common: dict[str, Any] = dict(z=sc.z, signals=list(sc.signals), label="y", kind=sc.kind)
-    if sc.grid is not None:
-        common.update(grid=list(sc.grid), bandwidth=sc.bandwidth)
-    truth = sw.profile(full, method="naive", **common).estimate
-    if sc.uncertainty:
-        common["uncertainty"] = list(sc.uncertainty)
+    begin = start(sc, seed)
+    rng, full, table, common, truth = (
+        begin.rng,
+        begin.full,
+        begin.table,
+        begin.common,
+        begin.truth,
+    )
     asked = 0
     for left in range(rounds, 0, -1):
         planned = sw.plan(

@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 import slicewise as sw
+from benchmarks.bench_adaptive import with_pilot as _pilot
 from slicewise.exceptions import SlicewiseWarning
 
 SIGNALS = ["judge", "easy", "judge_easy"]
@@ -31,14 +32,6 @@ def split_judge_pool(rng: np.random.Generator, m: int = 3000) -> pd.DataFrame:
     return pd.DataFrame(
         {"level": level, "easy": easy, "judge": judge, "judge_easy": judge * easy, "y": y}
     )
-
-
-def _pilot(full: pd.DataFrame, n0: int, rng: np.random.Generator) -> pd.DataFrame:
-    table = full.copy()
-    keep = np.zeros(len(table), dtype=bool)
-    keep[rng.choice(len(table), n0, replace=False)] = True
-    table.loc[~keep, "y"] = np.nan
-    return table
 
 
 def _split_judge_context(table: pd.DataFrame) -> Any:

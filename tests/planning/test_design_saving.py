@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
-from benchmarks.bench_adaptive import split_judge
+from benchmarks.bench_adaptive import split_judge, with_pilot
 
 COMMON = dict(z="level", signals=["judge", "easy", "judge_easy"], label="y", kind="ordinal")
 THETA = np.array([0.3, 0.5, 0.6, 0.8])
@@ -21,10 +21,7 @@ def _adaptive_run(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Pilot of 100, three adaptive batches of 150 (the benchmark's protocol)."""
     rng = np.random.default_rng(seed)
     full = split_judge(rng)
-    table = full.copy()
-    keep = np.zeros(len(table), dtype=bool)
-    keep[rng.choice(len(table), 100, replace=False)] = True
-    table.loc[~keep, "y"] = np.nan
+    table = with_pilot(full, 100, rng)
     for _ in range(3):
         table = sw.next_items(table, batch=150, rng=rng, **COMMON)  # type: ignore[arg-type]
         table.loc[table["selected"], "y"] = full["y"][table["selected"]]

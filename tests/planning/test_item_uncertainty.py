@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
-from benchmarks.bench_adaptive import judge_quality
+from benchmarks.bench_adaptive import judge_quality, with_pilot
 
 GRID = [0.1, 0.3, 0.5, 0.7, 0.9]
 COMMON = dict(
@@ -22,11 +22,7 @@ COMMON = dict(
 def _pilot(seed: int, m: int = 2000, n0: int = 300) -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(seed)
     full = judge_quality(rng, m)
-    table = full.copy()
-    keep = np.zeros(m, dtype=bool)
-    keep[rng.choice(m, n0, replace=False)] = True
-    table.loc[~keep, "y"] = np.nan
-    return full, table
+    return full, with_pilot(full, n0, rng)
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
-from benchmarks.bench_adaptive import split_judge
+from benchmarks.bench_adaptive import split_judge, with_pilot
 
 COMMON = dict(z="level", signals=["judge", "easy", "judge_easy"], label="y", kind="ordinal")
 
@@ -18,11 +18,7 @@ COMMON = dict(z="level", signals=["judge", "easy", "judge_easy"], label="y", kin
 def _pilot(seed: int, n0: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     rng = np.random.default_rng(seed)
     full = split_judge(rng)
-    table = full.copy()
-    keep = np.zeros(len(table), dtype=bool)
-    keep[rng.choice(len(table), n0, replace=False)] = True
-    table.loc[~keep, "y"] = np.nan
-    return full, table
+    return full, with_pilot(full, n0, rng)
 
 
 @pytest.mark.parametrize("seed", range(2))

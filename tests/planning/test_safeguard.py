@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
-from benchmarks.bench_adaptive import judge_quality
+from benchmarks.bench_adaptive import judge_quality, with_pilot
 
 COMMON = dict(
     z="z",
@@ -86,11 +86,7 @@ def _first_batch(seed: int, monkeypatch: pytest.MonkeyPatch | None) -> tuple[np.
 
         monkeypatch.setattr(batch, "residual_model", upside_down)
     rng = np.random.default_rng(seed)
-    full = judge_quality(rng, 2000)
-    table = full.copy()
-    keep = np.zeros(2000, dtype=bool)
-    keep[rng.choice(2000, 300, replace=False)] = True
-    table.loc[~keep, "y"] = np.nan
+    table = with_pilot(judge_quality(rng, 2000), 300, rng)
     out = sw.next_items(table, batch=300, rng=0, **COMMON)  # type: ignore[arg-type]
     p = 1.0 - (1.0 - out["pi"].to_numpy()) / (1.0 - 300 / 2000)
     return p, out

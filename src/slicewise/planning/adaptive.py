@@ -127,6 +127,7 @@ from .allocation import (
     slice_allocation,
 )
 from .batch import MIN_ADAPTIVE_LABELS, AdaptiveState, adaptive_state, batch_design
+from .plan import Columns
 from .residual import RESIDUAL_FOLDS, RESIDUAL_SD, residual_design, row_folds
 from .safeguard import DesignChoice
 
@@ -292,8 +293,7 @@ def next_items(
         )
     design: DesignChoice | None = None
     if adaptive:
-        state = adaptive_state(
-            frame,
+        columns = Columns(
             z=z,
             signals=signals,
             label=label,
@@ -303,6 +303,10 @@ def next_items(
             id=id,
             missing=missing,
             uncertainty=options.uncertainty,
+        )
+        state = adaptive_state(
+            frame,
+            columns,
             halfwidth=halfwidth,
             level=level,
             method=method,

@@ -30,17 +30,15 @@ strength the safeguard chose for that batch.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._typing import FloatArray, Kind
-from ..data.table import MissingRule
+from .._typing import FloatArray
 from .batch import MIN_ADAPTIVE_LABELS, adaptive_state, batch_design
-from .plan import FUNC, planned_df
+from .plan import FUNC, Columns, planned_df
 from .result import PlanResult
 
 #: Bisection steps on the batch size.
@@ -76,16 +74,8 @@ def predicted_halfwidth(
 def adaptive_plan(
     uniform: PlanResult,
     frame: pd.DataFrame,
+    columns: Columns,
     *,
-    z: str | Sequence[str],
-    signals: str | Sequence[str] | None,
-    label: str,
-    kind: Kind | None,
-    grid: Any,
-    bandwidth: Any,
-    id: str | None,
-    missing: MissingRule,
-    uncertainty: Sequence[str] | None,
     method: str,
     inclusion: str | None,
     floor: float,
@@ -99,7 +89,7 @@ def adaptive_plan(
             f"The 'floor' parameter of {FUNC} must be a float in (0, 1] (the uniform share of "
             f"the batch). Got {floor!r} instead."
         )
-    labels = frame[label].dropna()
+    labels = frame[columns.label].dropna()
     if uniform.total_more == 0:  # the target is met already
         return uniform
     if len(labels) < MIN_ADAPTIVE_LABELS or labels.nunique() < 2:
@@ -112,7 +102,7 @@ def adaptive_plan(
             ),
         )
     m = len(frame)
-    labeled = frame[label].notna().to_numpy()
+    labeled = frame[columns.label].notna().to_numpy()
     if inclusion is not None:
         previous = pd.to_numeric(frame[inclusion], errors="coerce").to_numpy(dtype=np.float64)
         previous = np.where(np.isfinite(previous), previous, labeled.sum() / m)
@@ -120,15 +110,7 @@ def adaptive_plan(
         previous = np.full(m, labeled.sum() / m)
     state = adaptive_state(
         frame,
-        z=z,
-        signals=signals,
-        label=label,
-        kind=kind,
-        grid=grid,
-        bandwidth=bandwidth,
-        id=id,
-        missing=missing,
-        uncertainty=uncertainty,
+        columns,
         halfwidth=uniform.target,
         level=uniform.level,
         method=method,

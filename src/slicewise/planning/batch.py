@@ -7,17 +7,14 @@ design-variance terms) and one batch's probabilities (:func:`batch_design`: the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .._typing import BoolArray, FloatArray, IntArray, Kind
-from ..data.table import MissingRule
+from .._typing import BoolArray, FloatArray, IntArray
 from .allocation import COMPLETE_SHARE, adaptive_probabilities, prior_labels, slices_to_complete
-from .plan import _context, nearest_point, plan
+from .plan import Columns, nearest_point, plan
 from .residual import RESIDUAL_FOLDS, residual_model, row_folds
 from .result import PlanResult
 from .safeguard import MEASURED_LABELS, STRENGTHS, DesignChoice, choose_strength, variance_terms
@@ -83,16 +80,8 @@ class AdaptiveState:
 
 def adaptive_state(
     frame: pd.DataFrame,
+    columns: Columns,
     *,
-    z: str | Sequence[str],
-    signals: str | Sequence[str] | None,
-    label: str,
-    kind: Kind | None,
-    grid: Any,
-    bandwidth: Any,
-    id: str | None,
-    missing: MissingRule,
-    uncertainty: Sequence[str] | None,
     halfwidth: float,
     level: float,
     method: str,
@@ -105,21 +94,16 @@ def adaptive_state(
     """Fit what the adaptive batches need (module notes): the plan's slice variances (``need``
     when the caller has the uniform plan already), the residual model and the labeled rows'
     design-variance terms."""
-    common: dict[str, Any] = dict(
-        z=z, signals=signals, label=label, kind=kind, grid=grid, bandwidth=bandwidth, id=id
-    )
-    pilot = _context(frame, missing=missing, uncertainty=uncertainty, func=FUNC, **common)
+    pilot = columns.context(frame, func=FUNC)
     need = need or plan(
         frame,
         halfwidth=halfwidth,
         level=level,
         method=method,
         inclusion=inclusion,
-        missing=missing,
-        uncertainty=uncertainty,
         strategy="uniform",
         rng=0,
-        **common,
+        **columns.keywords(),
     )
     m = len(frame)
     kernel = pilot.ctx.kernel(1.0)
@@ -127,15 +111,14 @@ def adaptive_state(
     slice_of = np.full(m, -1)
     slice_of[rows] = nearest_point(kernel)
     fold = row_folds(m)
-    given = None if signals is None else [signals] if isinstance(signals, str) else signals
-    model = residual_model(pilot, C, fold, given)
+    model = residual_model(pilot, C, fold, columns.given)
     scale = np.zeros((1 + RESIDUAL_FOLDS, m))
     scale[:, rows] = model.scale
     dense = np.asarray(kernel if isinstance(kernel, np.ndarray) else kernel.toarray())
     mass = dense.sum(axis=0)
     normalised = np.zeros_like(dense)
     normalised[rows] = dense / np.where(mass > 0, mass, np.inf)[None, :]
-    labeled = frame[label].notna().to_numpy()
+    labeled = frame[columns.label].notna().to_numpy()
     resid = np.zeros(m)
     resid[pilot.labeled_rows] = model.resid
     lab = np.flatnonzero(labeled)

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from .._typing import FloatArray, IntArray, KernelMatrix, Kind
-from .._validation import check_choice, check_level, check_nonnegative
+from .._validation import check_choice, check_level, check_nonnegative, column_list
 from ..data.files import read_table
 from ..data.inclusion import read_inclusion
 from ..data.table import ItemTable, MissingRule, make_table
@@ -132,36 +132,64 @@ class _Pilot:
     labeled_rows: IntArray  # input rows of the labeled items
 
 
-def _context(
-    frame: pd.DataFrame,
-    *,
-    z: str | Sequence[str],
-    signals: str | Sequence[str] | None,
-    label: str,
-    kind: Kind | None,
-    grid: Any,
-    bandwidth: Any,
-    id: str | None,
-    missing: MissingRule,
-    uncertainty: Sequence[str] | None = None,
-    func: str = FUNC,
-) -> _Pilot:
-    from ..methods.run import build_context
+@dataclass(frozen=True)
+class Columns:
+    """What a table is, as the planning functions are told it: the keywords of
+    :func:`plan` and :func:`slicewise.next_items` that name its columns and its locality (one
+    specification that travels down instead of nine keywords)."""
 
-    items = make_table(
-        frame,
-        z=z,
-        signals=signals,
-        label=label,
-        kind=kind,
-        id=id,
-        missing=missing,
-        canonical=True,
-        func=func,
-        uncertainty=uncertainty,
-    )
-    ctx = build_context(items, grid=grid, bandwidth=bandwidth)
-    return _Pilot(items=items, ctx=ctx, labeled_rows=items.input_rows(items.labeled_index))
+    z: str | Sequence[str]
+    signals: str | Sequence[str] | None
+    label: str
+    kind: Kind | None = None
+    grid: Any = None
+    bandwidth: Any = None
+    id: str | None = None
+    missing: MissingRule = "impute"
+    uncertainty: Sequence[str] | None = None
+
+    @property
+    def given(self) -> list[str] | None:
+        """The signal columns as a list (None without signals)."""
+        return None if self.signals is None else column_list(self.signals, name="signals", func="")
+
+    def keywords(self) -> dict[str, Any]:
+        """The keywords of :func:`slicewise.profile` that say the same."""
+        return {
+            "z": self.z,
+            "signals": self.signals,
+            "label": self.label,
+            "kind": self.kind,
+            "grid": self.grid,
+            "bandwidth": self.bandwidth,
+            "id": self.id,
+            "missing": self.missing,
+            "uncertainty": self.uncertainty,
+        }
+
+    def context(self, frame: pd.DataFrame, *, func: str = FUNC) -> _Pilot:
+        """The validated table and pool context of ``frame``."""
+        from ..methods.run import build_context
+
+        items = make_table(
+            frame,
+            z=self.z,
+            signals=self.signals,
+            label=self.label,
+            kind=self.kind,
+            id=self.id,
+            missing=self.missing,
+            canonical=True,
+            func=func,
+            uncertainty=self.uncertainty,
+        )
+        ctx = build_context(items, grid=self.grid, bandwidth=self.bandwidth)
+        return _Pilot(items=items, ctx=ctx, labeled_rows=items.input_rows(items.labeled_index))
+
+
+def _context(frame: pd.DataFrame, **columns: Any) -> _Pilot:
+    """:meth:`Columns.context` from keywords (research scripts and tests)."""
+    return Columns(**columns).context(frame)
 
 
 def _check_r2(r2: object) -> tuple[float, float]:
@@ -294,51 +322,31 @@ def plan(
         )
     frame = read_table(table) if isinstance(table, str | os.PathLike) else table
     budgeting = label is None or label not in frame.columns or frame[label].notna().sum() == 0
+    columns = Columns(
+        z=z,
+        signals=signals,
+        label="__plan_label__" if budgeting else str(label),
+        kind=kind,
+        grid=grid,
+        bandwidth=bandwidth,
+        id=id,
+        missing=missing,
+        uncertainty=None if budgeting else options.uncertainty,
+    )
     if budgeting:
-        dummy = "__plan_label__"
-        pilot = _context(
-            frame.assign(**{dummy: 0.0}),
-            z=z,
-            signals=signals,
-            label=dummy,
-            kind=kind,
-            grid=grid,
-            bandwidth=bandwidth,
-            id=id,
-            missing=missing,
-        )
         from .budget import budget
 
+        pilot = columns.context(frame.assign(**{columns.label: 0.0}))
         return budget(pilot, target, level, method, (r2_low, r2_high), rate)
-    assert label is not None  # narrowed by ``budgeting``
-    pilot = _context(
-        frame,
-        z=z,
-        signals=signals,
-        label=label,
-        kind=kind,
-        grid=grid,
-        bandwidth=bandwidth,
-        id=id,
-        missing=missing,
-        uncertainty=options.uncertainty,
-    )
+    pilot = columns.context(frame)
     result = profile(
         frame,
-        z=z,
-        signals=signals,
-        label=label,
-        kind=kind,
         method=method,
-        grid=grid,
-        bandwidth=bandwidth,
-        id=id,
-        missing=missing,
         inclusion=inclusion,
         smooth="none",
-        uncertainty=options.uncertainty,
         level=level,
         rng=rng,
+        **columns.keywords(),
     )
     ctx = pilot.ctx
     kernel = ctx.kernel(1.0)
@@ -414,22 +422,7 @@ def plan(
         return uniform
     from .adaptive_plan import adaptive_plan
 
-    return adaptive_plan(
-        uniform,
-        frame,
-        z=z,
-        signals=signals,
-        label=label,
-        kind=kind,
-        grid=grid,
-        bandwidth=bandwidth,
-        id=id,
-        missing=missing,
-        uncertainty=options.uncertainty,
-        method=method,
-        inclusion=inclusion,
-        floor=floor,
-    )
+    return adaptive_plan(uniform, frame, columns, method=method, inclusion=inclusion, floor=floor)
 
 
 def _finish(
