@@ -111,3 +111,26 @@ def test_an_out_of_core_pool_refuses_uncertainty(tmp_path: object) -> None:
     gold = table.assign(item=np.arange(300))[["item", "y"]].dropna()
     with pytest.raises(ValueError, match="'uncertainty' parameter of profile needs the pool"):
         sw.profile(path, gold=gold, on="item", uncertainty="confidence", **COMMON)  # type: ignore[arg-type]
+
+
+def test_the_command_line_takes_the_declared_flag(
+    tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`slicewise next` and `slicewise plan` take --uncertainty from the option's declaration,
+    and next prints what the safeguard chose."""
+    from slicewise.cli import main
+
+    _, table = _pilot(2, m=800, n0=150)
+    path = f"{tmp_path}/items.csv"
+    table.to_csv(path, index=False)
+    common = ["--z", "z", "--kind", "continuous", "--signals", "judge,confidence", "--label", "y"]
+    out = f"{tmp_path}/batch.csv"
+    argv = ["next", path, *common, "--uncertainty", "confidence", "--batch", "80", "--out", out]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "note: On the 150 labels so far" in printed
+    assert main(["plan", path, *common, "--uncertainty", "confidence", "--halfwidth", "0.1"]) == 0
+    assert "Planned for next_items' adaptive design" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["next", "--help"])
+    assert "--uncertainty COLUMNS" in capsys.readouterr().out
