@@ -48,6 +48,7 @@ def profile(
     learner: str = DEFAULTS.learner,
     folds: int = DEFAULTS.folds,
     smooth: str = DEFAULTS.smooth,
+    objective: str = DEFAULTS.objective,
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
@@ -116,9 +117,17 @@ def profile(
         ``sw.domains`` under the same names: ``'fh'`` the EBLUP at the REML estimate of the
         spread between domains, ``'pp-s'`` the Bayesian model integrated exactly over it.
         ``'auto'`` smooths the ``auto`` method only, with ``'pp-s'``; ``'fh'`` and ``'pp-s'``
-        smooth any method with a variance (``auto`` included); ``'none'`` never. Whatever the
-        model, only slices with fewer than 10 labels report the smoothed point, with an interval
-        that contains their own direct interval (:mod:`slicewise.smoothing.guard`).
+        smooth any method with a variance (``auto`` included); ``'none'`` never. What the
+        smoothed slices report depends on ``objective``.
+    objective : {'slice', 'ensemble'}, default 'slice'
+        What smoothing across slices promises (:mod:`slicewise.smoothing.objective`).
+        ``'slice'``: each slice's interval covers that slice; a slice with at least 10 labels
+        moves toward the smoothing model by at most 0.3 of its standard error, and every
+        moved slice's interval contains its own direct interval. ``'ensemble'``: the papers'
+        estimators (every slice smoothed, with the model's standard error): the least total
+        error, with intervals that cover on average over slices, not each slice;
+        ``res.ci(robust=True)`` gives the robust empirical-Bayes interval of Armstrong,
+        Kolesar and Plagborg-Moller (2022).
     level : float, default 0.95
         Confidence level of the reported intervals.
     target : {'pool', 'population'}, default 'pool'

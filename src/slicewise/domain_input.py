@@ -30,6 +30,7 @@ from .data.table import ItemTable, _check_columns, _numeric
 from .estimators.survey.base import pool_means
 from .methods.base import LabeledSet
 from .methods.design import SamplingDesign, domain_sample
+from .methods.options import DEFAULTS, MethodOptions
 from .methods.run import Problem, build_context
 from .smoothing.domains import (
     METHODS,
@@ -132,9 +133,11 @@ def prepare(
     variance_df: float,
     prior_scale: float,
     func: str,
+    objective: str = DEFAULTS.objective,
 ) -> PreparedDomains:
     """Validate a domain table and its options once (shared by :func:`domains` and :func:`validate`)."""
     direct = check_choice(direct, DIRECT_CHOICES, name="direct", func=func)
+    checked_objective = MethodOptions.from_arguments({"objective": objective}, func=func).objective
     variance_df = check_nonnegative(variance_df, name="variance_df", func=func)
     prior_scale = check_nonnegative(prior_scale, name="prior_scale", func=func, strict=True)
     frame = read_frame(table, func)
@@ -247,6 +250,7 @@ def prepare(
         direct=direct,
         variance_df=variance_df,
         prior_scale=prior_scale,
+        objective=checked_objective,
     )
     return PreparedDomains(
         problem=problem,

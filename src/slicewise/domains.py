@@ -32,6 +32,7 @@ from .domain_input import (
 )
 from .estimators.survey.base import labeled_effective_size
 from .exceptions import EmptyDomainWarning, SmallDomainWarning, SmoothingFallbackWarning
+from .methods.options import DEFAULTS
 from .results_domain import DomainResult, ValidationResult
 from .selection.dbcv import design_cv
 from .smoothing.domains import (
@@ -200,6 +201,7 @@ def domains(
     direct: Direct = "greg-or-hajek",
     variance_df: float = 4.0,
     prior_scale: float = 0.25,
+    objective: str = DEFAULTS.objective,
     level: float = 0.95,
 ) -> DomainResult:
     """Estimate the mean of every domain from a probability sample of labels.
@@ -247,6 +249,14 @@ def domains(
         smoothing (0 uses each domain's own design variance).
     prior_scale : float, default 0.25
         Half-Cauchy scale of every random-effect standard deviation (Bayesian methods).
+    objective : {'slice', 'ensemble'}, default 'slice'
+        What the smoothed methods promise (:mod:`slicewise.smoothing.objective`). ``'slice'``:
+        each domain's interval covers that domain; a domain with at least 10 labels moves
+        toward the model by at most 0.3 of its standard error, and every moved domain's
+        interval contains its direct interval. ``'ensemble'``: the papers' estimators (every
+        domain shrunk, with the model's interval): the least total error, with intervals
+        that cover on average over domains; ``res.ci(robust=True)`` gives the robust
+        empirical-Bayes interval of Armstrong, Kolesar and Plagborg-Moller (2022).
     level : float, default 0.95
 
     Returns
@@ -300,6 +310,7 @@ def domains(
         variance_df=variance_df,
         prior_scale=prior_scale,
         func=func,
+        objective=objective,
     )
     checked = check_method(method, prepared, func)
     fit, notes = _fit_with_warnings(prepared, checked, func)
@@ -334,6 +345,7 @@ def validate(
     direct: Direct = "greg-or-hajek",
     variance_df: float = 4.0,
     prior_scale: float = 0.25,
+    objective: str = DEFAULTS.objective,
     level: float = 0.95,
     rng: int | np.random.Generator | None = None,
 ) -> ValidationResult:
@@ -342,7 +354,7 @@ def validate(
     Parameters
     ----------
     table, domain, label, signals, inclusion, strata, prediction, taxonomy, covariates, direct,
-    variance_df, prior_scale, level
+    variance_df, prior_scale, objective, level
         As in :func:`domains`.
     candidates : list of str, optional
         Methods to compare (default: HT, PPI, GREG, GREG-or-Hajek, FH, PP-S and, with a
@@ -381,6 +393,7 @@ def validate(
         variance_df=variance_df,
         prior_scale=prior_scale,
         func=func,
+        objective=objective,
     )
     names = default_candidates(prepared) if candidates is None else tuple(candidates)
     if not names:

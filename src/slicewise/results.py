@@ -152,7 +152,7 @@ class ProfileResult(Report):
         Degrees of freedom of each point's interval (Student t); NaN means a normal interval.
     bias_bound : ndarray of shape (G,), optional
         Bound on the bias of a smoothed estimate, added to the half-width of every interval
-        (0 where the estimate is direct; :mod:`slicewise.smoothing.guard`).
+        (0 where the estimate is direct; :mod:`slicewise.smoothing.objective`).
     unit_labels : bool, default False
         True when the estimate is a mean of labels that all lie in [0, 1] (not a gap): its
         intervals are then the Wilson-type ones of :meth:`ci` by default.
@@ -228,7 +228,9 @@ class ProfileResult(Report):
         out: FloatArray = np.where(np.isfinite(ratio), ratio, np.nan)
         return out
 
-    def ci(self, level: float | None = None, *, bounded: bool | None = None) -> ConfidenceInterval:
+    def ci(
+        self, level: float | None = None, *, bounded: bool | None = None, robust: bool = False
+    ) -> ConfidenceInterval:
         """Pointwise intervals at ``level`` (default: the result's own level).
 
         Parameters
@@ -247,14 +249,24 @@ class ProfileResult(Report):
             effective labels: 0.88 for the gold-only mean over 400 label draws; the Wilson-type
             interval 0.95), because its standard error shrinks with the estimate.
 
-        Where an estimate is smoothed, both kinds are widened by its :attr:`bias_bound` b so that
-        they contain the slice's direct interval: +/- b on each side, or for the bounded kind
-        from the lower bound at estimate - b to the upper bound at estimate + b.
+        robust : bool, default False
+            For a profile smoothed under ``objective='ensemble'``: the robust empirical-Bayes
+            interval of Armstrong, Kolesar and Plagborg-Moller (2022,
+            :mod:`slicewise.inference.robust_eb`), which covers at ``level`` on average over the
+            slices whatever the distribution of their departures from the smoothing model
+            (NaN at slices that were not smoothed).
+
+        Where an estimate moved toward the smoothing model under ``objective='slice'``, both
+        kinds are widened by its :attr:`bias_bound` b so that they contain the slice's direct
+        interval: +/- b on each side, or for the bounded kind from the lower bound at
+        estimate - b to the upper bound at estimate + b.
         """
         from .inference.bounded import interval_bounds
 
         func = "ProfileResult.ci"
         lvl = self.level if level is None else check_level(level, func=func)
+        if robust:
+            return robust_ci(self, lvl, f"robust_se_{self.target}", bounded, func)
         crit = critical_value(lvl, self.df)
         bound = np.zeros(self.size) if self.bias_bound is None else self.bias_bound
         if not self.bounded_intervals(bounded, func=func):
@@ -358,6 +370,35 @@ class ProfileResult(Report):
         from .reports.plot import plot_profile
 
         return plot_profile(self, ax=ax, naive=naive, truth=truth, level=level)
+
+
+def robust_ci(
+    result: Any, level: float, se_key: str, bounded: bool | None, func: str
+) -> ConfidenceInterval:
+    """``ci(robust=True)`` of a profile or domain result (see :meth:`ProfileResult.ci`)."""
+    from .inference.robust_eb import robust_interval
+
+    if result.params.get("objective") != "ensemble" or se_key not in result.params:
+        raise ValueError(
+            f"The 'robust' parameter of {func} gives the robust empirical-Bayes interval of an "
+            "estimate smoothed under objective='ensemble'; this result was "
+            + (
+                "smoothed under objective='slice', whose intervals already cover each slice"
+                if result.params.get("objective") == "slice"
+                else "not smoothed"
+            )
+            + ". Got robust=True."
+        )
+    use = result.bounded_intervals(bounded, func=func)
+    low, high = robust_interval(
+        result.estimate,
+        np.asarray(result.params[se_key], dtype=np.float64),
+        np.asarray(result.params["robust_m2"], dtype=np.float64),
+        level,
+        naive_estimate=result.naive_estimate if use else None,
+        n_labeled_eff=result.n_labeled_eff if use else None,
+    )
+    return ConfidenceInterval(low=low, high=high)
 
 
 def _jsonable(value: Any) -> Any:

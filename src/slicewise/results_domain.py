@@ -15,7 +15,15 @@ import pandas as pd
 
 from ._typing import BoolArray, FloatArray, ObjectArray
 from ._validation import check_level
-from .results import ConfidenceInterval, Report, _frozen, _jsonable, check_bounded, critical_value
+from .results import (
+    ConfidenceInterval,
+    Report,
+    _frozen,
+    _jsonable,
+    check_bounded,
+    critical_value,
+    robust_ci,
+)
 
 if TYPE_CHECKING:
     import os
@@ -126,7 +134,7 @@ class DomainResult(Report):
     notes : tuple of str
     bias_bound : ndarray of shape (D,), optional
         Bias bound of a smoothed estimate, added to the interval's half-width (0 for domains
-        that report their direct estimate; :mod:`slicewise.smoothing.guard`).
+        that report their direct estimate; :mod:`slicewise.smoothing.objective`).
     naive_estimate : ndarray of shape (D,), optional
         Each domain's labels-only mean (Hajek: design-weighted mean of its labels), which sets
         the variance p(1 - p) of the bounded intervals.
@@ -185,7 +193,9 @@ class DomainResult(Report):
         """D, the number of domains."""
         return int(self.estimate.shape[0])
 
-    def ci(self, level: float | None = None, *, bounded: bool | None = None) -> ConfidenceInterval:
+    def ci(
+        self, level: float | None = None, *, bounded: bool | None = None, robust: bool = False
+    ) -> ConfidenceInterval:
         """Intervals at ``level`` (default: the result's own).
 
         Parameters
@@ -202,18 +212,23 @@ class DomainResult(Report):
             the estimate (measured, default method, 200 draws: LMArena pairs at 10-27 labels
             covered 0.919 on average and 56 of 298 pairs below 0.90, the Wilson-type interval
             0.961 and none; docs/results/per_slice_domains.md).
+        robust : bool, default False
+            For a smoothed method under ``objective='ensemble'``: the robust empirical-Bayes
+            interval (:meth:`slicewise.ProfileResult.ci`, :mod:`slicewise.inference.robust_eb`).
 
         Notes
         -----
         Where a smoothed estimate is reported, both kinds are widened by its :attr:`bias_bound`
         b so that they contain the domain's direct interval (+/- b, or for the bounded kind from
         the lower bound at estimate - b to the upper bound at estimate + b; see
-        :mod:`slicewise.smoothing.guard`). The rule is :func:`domain_interval`, which the
+        :mod:`slicewise.smoothing.objective`). The rule is :func:`domain_interval`, which the
         oracle harness of ``research/`` calls too, and profiles use the same bounds
         (:func:`slicewise.inference.bounded.interval_bounds`).
         """
         func = "DomainResult.ci"
         lvl = self.level if level is None else check_level(level, func=func)
+        if robust:
+            return robust_ci(self, lvl, "robust_se", bounded, func)
         use = self.bounded_intervals(bounded, func=func)
         if use and not self.has_labels_mean:
             raise ValueError(

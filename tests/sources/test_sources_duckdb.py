@@ -13,7 +13,7 @@ import pytest
 from pool_frames import SIGNALS, PoolData, assert_same_profile, make_pool
 
 import slicewise as sw
-from slicewise.smoothing.guard import PRECISE_LABELS
+from slicewise.smoothing.objective import PRECISE_LABELS
 from slicewise.sources import kernel_passes, percentiles, scan
 
 

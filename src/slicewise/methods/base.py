@@ -391,7 +391,7 @@ class MethodFit:
         Degrees of freedom for Student-t intervals (None: normal intervals).
     bias_bound : ndarray of shape (G,), optional
         Bound on the bias of a smoothed estimate, added to the interval's half-width
-        (:mod:`slicewise.smoothing.guard`; None: 0 everywhere).
+        (:mod:`slicewise.smoothing.objective`; None: 0 everywhere).
     floored : ndarray of bool, shape (G,), optional
         Where the variance is the residual floor of
         :func:`~slicewise.estimators.centered.residual_floor` (None: nowhere).

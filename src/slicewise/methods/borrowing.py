@@ -46,13 +46,11 @@ from ..inference.cv_variance import (
 from ..inference.variance import degenerate_floor, design_effect_factor
 from ..moments.kernel_ops import take_rows
 from ..moments.sums import LabeledMoments, PoolMoments
-from ..smoothing.guard import PRECISE_LABELS
 from .base import (
     GivenSet,
     LabeledSet,
     MethodFit,
     PoolContext,
-    labeled_sizes,
     linear_fit,
 )
 from .candidates import (
@@ -481,10 +479,9 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     if smoothing:
         from .control_variates import fit_naive
 
-        precise = labeled_sizes(ctx, labeled)[0] >= PRECISE_LABELS
-        if not precise.all():  # the guard keeps the direct estimate of precise slices
-            gamma = shrinkage_weights(ctx, labeled, fit_naive(ctx, labeled, options), options)
-            gamma = None if gamma is None else np.where(precise, 1.0, gamma)
+        # the share of each slice's direct estimate that the smoothing will report
+        gamma = shrinkage_weights(ctx, labeled, fit_naive(ctx, labeled, options), options)
+        gamma = None if gamma is None else np.where(np.isfinite(gamma), gamma, 1.0)
     k = ctx.features.shape[1]
     learned = k <= LEARNED_SIGNALS_PER_LABEL * labeled.n
     fit = choose_and_fit(

@@ -107,6 +107,7 @@ def run(
         **problem.params,
         "bandwidth": ctx.locality.bandwidth.tolist(),
         "kind": ctx.locality.kind,
+        "objective": options.objective,
     }
     return wrap_result(
         ctx,

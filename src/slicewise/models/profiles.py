@@ -257,6 +257,7 @@ def profile_models(
     learner: str = DEFAULTS.learner,
     folds: int = DEFAULTS.folds,
     smooth: str = DEFAULTS.smooth,
+    objective: str = DEFAULTS.objective,
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
@@ -283,7 +284,7 @@ def profile_models(
     models : list of str, optional
         Models to profile, in this order (default: all, in order of appearance).
     kind, method, grid, bandwidth, nuisance_scale, ridge, coef, C, strata_count, ppci_multiplier,
-    ppi_bandwidth_scale, shrinkage, learner, folds, smooth, level, target
+    ppi_bandwidth_scale, shrinkage, learner, folds, smooth, objective, level, target
         As in :func:`slicewise.profile`, applied to every model.
     primary : str or mapping, optional
         Primary judge signal: a column name, or a mapping model -> column.

@@ -234,6 +234,7 @@ def rank_models(
     ridge: float = DEFAULTS.ridge,
     correction: Correction = "maxt",
     n_draws: int = 10_000,
+    objective: str = DEFAULTS.objective,
     level: float = 0.95,
     target: Target = "pool",
     rng: int | np.random.Generator | None = None,
@@ -267,6 +268,10 @@ def rank_models(
         dependence, no draws). Both are never narrower than the pointwise intervals.
     n_draws : int, default 10,000
         Monte-Carlo draws of the min-p law.
+    objective : {'slice', 'ensemble'}, default 'slice'
+        Accepted as in :func:`slicewise.profile`. The ranking compares models slice by slice
+        with intervals that hold jointly, so it uses every slice's own (unsmoothed) gaps under
+        either objective: the slice promise holds, and the notes say so.
     level : float, default 0.95
         Family-wise level: all intervals cover their gaps jointly with this probability.
     target : {'pool', 'population'}, default 'pool'
@@ -312,7 +317,9 @@ def rank_models(
     n_draws = check_positive_int(n_draws, name="n_draws", func=func, minimum=100)
     level, target = check_common(level, target, func=func)
     generator = check_rng(rng, func=func, reproducible=True)
-    options = MethodOptions(func=func, ridge=ridge, nuisance_scale=nuisance_scale)
+    options = MethodOptions.from_arguments(
+        {"ridge": ridge, "nuisance_scale": nuisance_scale, "objective": objective}, func=func
+    )
     panel = make_panel(
         table,
         z=z,
@@ -342,7 +349,10 @@ def rank_models(
     chosen: list[str] = []
     notes: list[str] = [
         f"{int(keep.sum())} item(s) labeled for every one of the {len(names)} models form the "
-        f"common labeled set of all {len(pairs)} pairs (pool: {items.size} items evaluated by all)."
+        f"common labeled set of all {len(pairs)} pairs (pool: {items.size} items evaluated by all).",
+        "Models are compared slice by slice from every slice's own (unsmoothed) gaps, so each "
+        "slice's intervals cover that slice's gaps jointly under either objective "
+        f"(objective={options.objective!r} asked).",
     ]
     seen: set[str] = set()
     for a, b in pairs:

@@ -11,12 +11,11 @@ taxonomy effects). The models are those of :mod:`.area`, which profiles use too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from .._typing import BoolArray, FloatArray, IntArray
 from ..data.designs import DomainSample
@@ -30,9 +29,9 @@ from ..estimators.survey.base import (
 from ..estimators.survey.greg import greg, greg_or_hajek
 from ..estimators.survey.ht import hajek, horvitz_thompson
 from ..estimators.survey.ppi import ppi, ppi_plus_plus
-from .area import Model, borrowed, fit_area_model
-from .guard import PRECISE_LABELS, guard
-from .linear_mixed import AreaModel, indicator_levels
+from .area import Model
+from .objective import Objective
+from .step import smooth
 
 Method = Literal["ht", "hajek", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts"]
 METHODS: tuple[Method, ...] = (
@@ -77,6 +76,8 @@ class DomainProblem:
         :func:`..survey.base.pooled_variance`).
     prior_scale : float
         Half-Cauchy scale of every standard deviation in the Bayesian fits.
+    objective : {'slice', 'ensemble'}
+        What the smoothed methods promise (:mod:`.objective`).
     """
 
     auxiliaries: FloatArray
@@ -87,6 +88,7 @@ class DomainProblem:
     direct: Direct = "greg"
     variance_df: float = 4.0
     prior_scale: float = 0.25
+    objective: Objective = "slice"
 
 
 @dataclass(frozen=True, eq=False)
@@ -105,9 +107,10 @@ class DomainFit:
         Sampling variances given to the smoothing model (the direct variances for direct methods).
     params : mapping
     bias_bound : ndarray of shape (D,), optional
-        Bias bound of the per-slice guard (:mod:`.guard`), added to the interval's half-width.
+        The realised shift from the direct estimate under the slice objective
+        (:mod:`.objective`), which widens the interval.
     borrowed : ndarray of bool, shape (D,), optional
-        Domains that lean on the others (:func:`.area.borrowed`; None: none).
+        Domains that lean on the others (:class:`.objective.Borrowing`; None: none).
     """
 
     method: str
@@ -158,20 +161,6 @@ def residual_floored(fit: DirectFit, sample: DomainSample) -> DirectFit:
     with np.errstate(invalid="ignore"):
         floored = np.isfinite(floor) & ~(fit.variance >= floor)
     return replace(fit, variance=np.where(floored, floor, fit.variance), floored=floored)
-
-
-def _full_rank_columns(x: FloatArray) -> FloatArray:
-    """Drop columns of x that are (numerically) linear combinations of earlier ones."""
-    keep: list[int] = []
-    for j in range(x.shape[1]):
-        trial = x[:, [*keep, j]]
-        if (
-            np.linalg.matrix_rank(trial, tol=1e-8 * max(1.0, float(np.abs(trial).max())))
-            == len(keep) + 1
-        ):
-            keep.append(j)
-    out: FloatArray = x[:, keep]
-    return out
 
 
 def _check_observed(
@@ -251,90 +240,52 @@ def fit_domains(problem: DomainProblem, sample: DomainSample, method: str) -> Do
     direct = fit_direct(problem, sample, problem.direct)
     psi = pooled_variance(sample, direct.variance, problem.variance_df)
     x_full = design_matrix(problem, sample, direct)
-    observed = np.isfinite(direct.estimate) & np.isfinite(psi) & (psi > 0)
-    use_taxonomy = method == "pp-ts" or (method == "fh" and problem.taxonomy)
-    codes: Sequence[IntArray] = problem.taxonomy if use_taxonomy else ()
+    use_taxonomy = method == "pp-ts" or (method == "fh" and bool(problem.taxonomy))
     names = problem.taxonomy_names if use_taxonomy else ()
-    idx = np.flatnonzero(observed)
-    _check_observed(method, sample, direct, psi, idx.size)
-    if codes:
-        z, col = indicator_levels([c[idx] for c in codes], list(names))
-    else:
-        z, col = np.zeros((idx.size, 0)), np.zeros(0, dtype=np.intp)
-    x_obs = _full_rank_columns(x_full[idx])
-    model = AreaModel(
-        y=direct.estimate[idx],
-        psi=psi[idx],
-        x=x_obs,
-        z=z,
-        column_level=col,
-        level_names=tuple(names),
+    observed = np.isfinite(direct.estimate) & np.isfinite(psi) & (psi > 0)
+    _check_observed(method, sample, direct, psi, int(observed.sum()))
+    direct_se = np.sqrt(direct.variance)
+    direct_se = np.where(np.isfinite(direct_se), direct_se, np.sqrt(psi))
+    step = smooth(
+        direct.estimate,
+        direct_se,
+        psi,
+        x_full,
+        sample.n_labeled.astype(np.float64),
+        model=SMOOTHING_MODEL[method],
+        objective=problem.objective,
+        critical=1.959963984540054,  # flags disagreement beyond the direct 95% interval
+        taxonomy=problem.taxonomy if use_taxonomy else (),
+        taxonomy_names=names,
+        prior_scale=problem.prior_scale,
     )
-    params: dict[str, Any] = {"direct": problem.direct, "components": list(model.component_names)}
-    if idx.size <= x_obs.shape[1] + 1:
+    if step is None:
         raise ValueError(
             f"Method {method!r} needs more observed domains than domain covariates: "
-            f"{idx.size} domains with labels for {x_obs.shape[1]} columns (intercept included)."
+            f"{int(observed.sum())} domains with labels for {x_full.shape[1]} columns "
+            "(intercept included)."
         )
-    # The smoothing works on many small dense matrices (q x q, D x p), where a multithreaded
-    # BLAS only adds synchronisation (4x slower on 2 loaded cores): use one thread here.
-    with threadpool_limits(1, user_api="blas"):
-        smoothed = _smooth(problem, sample, method, model, idx, direct, psi, params)
-    return _guarded(smoothed, sample)
-
-
-def _guarded(fit: DomainFit, sample: DomainSample) -> DomainFit:
-    """The per-slice guard (:mod:`.guard`) on a smoothed fit: domains with enough labels keep
-    their direct estimate; smoothed ones get a bias bound that makes their interval contain the
-    direct interval (the one interval rule of :mod:`.area`); :func:`.area.borrowed` flags the
-    domains that lean on the others."""
-    direct_se = np.sqrt(fit.direct.variance)
-    direct_se = np.where(np.isfinite(direct_se), direct_se, np.sqrt(fit.psi))
-    z = 1.959963984540054  # flags disagreement beyond the direct 95% interval
-    guarded = guard(fit.direct.estimate, direct_se, fit.estimate, fit.se, sample.n_labeled, z)
-    weight = np.where(guarded.smoothed, fit.weight, np.where(np.isfinite(fit.weight), 1.0, np.nan))
-    return replace(
-        fit,
-        estimate=guarded.estimate,
-        se=guarded.se,
-        weight=weight,
-        bias_bound=guarded.bias_bound,
-        borrowed=borrowed(fit.weight, guarded.smoothed, guarded.model_based),
-        params={
-            **dict(fit.params),
-            "smoothed": guarded.smoothed.tolist(),
-            "disagree": guarded.disagree.tolist(),
-            "precise_labels": PRECISE_LABELS,
-        },
-    )
-
-
-def _smooth(
-    problem: DomainProblem,
-    sample: DomainSample,
-    method: str,
-    model: AreaModel,
-    idx: IntArray,
-    direct: DirectFit,
-    psi: FloatArray,
-    params: dict[str, Any],
-) -> DomainFit:
-    """The smoothing step of :func:`fit_domains` on the observed domains ``idx``."""
-    n_dom = sample.n_domains
-    estimate = np.full(n_dom, np.nan)
-    se = np.full(n_dom, np.nan)
-    weight = np.full(n_dom, np.nan)
-    area = fit_area_model(model, SMOOTHING_MODEL[method], prior_scale=problem.prior_scale)
-    estimate[idx] = area.estimate
-    se[idx] = area.se
-    weight[idx] = area.weight
-    params.update(area.params)
+    reported = step.reported
     return DomainFit(
         method=method,
-        estimate=estimate,
-        se=se,
-        weight=weight,
+        estimate=reported.estimate,
+        se=reported.se,
+        weight=reported.own_weight,
         direct=direct,
         psi=psi,
-        params=params,
+        params={
+            "direct": problem.direct,
+            **step.params,
+            "objective": problem.objective,
+            "smoothed_estimate": step.smoothed.tolist(),
+            "smoothed_se": step.smoothed_se.tolist(),
+            "shrinkage_weight": step.weight.tolist(),
+            "moved": reported.moved.tolist(),
+            "capped": reported.capped.tolist(),
+            "disagree": reported.disagree.tolist(),
+            "robust_m2": step.robust_m2.tolist(),
+            "robust_se": step.robust_se.tolist(),
+        },
+        bias_bound=reported.bias_bound,
+        borrowed=reported.borrowed,
     )

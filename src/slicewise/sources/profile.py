@@ -88,6 +88,7 @@ def profile_source(
     learner: str = "logistic",
     folds: int = 5,
     smooth: str = "auto",
+    objective: str = "slice",
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
