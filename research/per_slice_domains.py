@@ -49,12 +49,12 @@ import pandas as pd
 
 from slicewise._typing import FloatArray, IntArray
 from slicewise.data.designs import sample_from_design
-from slicewise.domain_input import prepare
-from slicewise.domains import domains, labels_mean
+from slicewise.domains.api import domains, labels_mean
+from slicewise.domains.fit import DomainProblem, fit_domains
+from slicewise.domains.input import prepare
 from slicewise.inference.bounded import interval_bounds
 from slicewise.reports.markdown import markdown_table
 from slicewise.results import critical_value
-from slicewise.smoothing.domains import DomainProblem, fit_domains
 from slicewise.smoothing.objective import OBJECTIVES
 
 from .domain_harness import HarnessSpec, draw_sample, fit_interval

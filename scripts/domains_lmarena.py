@@ -31,9 +31,9 @@ import numpy as np
 import pandas as pd
 
 from research.domain_harness import run_harness
+from slicewise.domains.fit import DomainProblem
 from slicewise.estimators.survey.base import pool_means
 from slicewise.reports.markdown import markdown_table
-from slicewise.smoothing.domains import DomainProblem
 from slicewise.smoothing.objective import OBJECTIVES
 
 DATA = Path("..") / "shared" / "data" / "lmarena" / "battles.csv"

@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 
 from research.domain_harness import run_harness
+from slicewise.domains.fit import DomainProblem
 from slicewise.reports.markdown import markdown_table
-from slicewise.smoothing.domains import DomainProblem
 
 DATA = Path("..") / "shared" / "data" / "psn_irt" / "items.csv"
 MODELS = [f"model_{k}" for k in range(12)]

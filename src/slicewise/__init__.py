@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from .data.designs import DesignSample
     from .data.table import ItemTable, make_table
     from .datasets import load_demo
-    from .domain_sample import sample
     from .domains import domains, validate
+    from .domains.results import DomainResult, ValidationResult
+    from .domains.sample import sample
     from .exceptions import InvalidParameterError, LabelSelectionWarning
     from .methods.registry import methods
     from .models.cascade import CascadePlan, cascade, cascade_break_even
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from .planning.plan import plan
     from .planning.result import PlanResult
     from .results import ConfidenceInterval, ProfileResult
-    from .results_domain import DomainResult, ValidationResult
     from .selection.cv import SelectionResult, select
     from .studies.engine import study
     from .studies.summary import StudyResult
@@ -46,7 +46,7 @@ _EXPORTS: dict[str, str] = {
     "ConfidenceInterval": ".results",
     "DeploymentScore": ".models.deploy",
     "DesignSample": ".data.designs",
-    "DomainResult": ".results_domain",
+    "DomainResult": ".domains.results",
     "InvalidParameterError": ".exceptions",
     "ItemTable": ".data.table",
     "LabelSelectionWarning": ".exceptions",
@@ -57,7 +57,7 @@ _EXPORTS: dict[str, str] = {
     "SelectionResult": ".selection.cv",
     "StudyResult": ".studies.summary",
     "UnpairedLabelsWarning": ".models.gaps",
-    "ValidationResult": ".results_domain",
+    "ValidationResult": ".domains.results",
     "cascade": ".models.cascade",
     "cascade_break_even": ".models.cascade",
     "deployment_score": ".models.deploy",
@@ -72,7 +72,7 @@ _EXPORTS: dict[str, str] = {
     "profile_models": ".models.profiles",
     "rank_models": ".models.ranking",
     "read_deploy": ".models.deploy_mix",
-    "sample": ".domain_sample",
+    "sample": ".domains.sample",
     "select": ".selection.cv",
     "study": ".studies.engine",
     "validate": ".domains",

@@ -20,11 +20,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("estimators",),
     ("inference",),
     ("smoothing",),
-    ("results", "results_domain"),
+    ("results",),
     ("methods",),
     ("selection", "models", "studies", "planning", "sources"),
-    ("domain_input",),
-    ("domains", "domain_sample", "api"),
+    ("domains", "api"),
     ("reports",),
     ("cli", "__init__", "__main__"),
 )

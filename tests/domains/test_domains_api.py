@@ -8,7 +8,7 @@ import pytest
 
 import slicewise as sw
 from research.domain_harness import interval_score, run_harness
-from slicewise.smoothing.domains import DomainProblem
+from slicewise.domains.fit import DomainProblem
 from slicewise.smoothing.objective import BORROWED_WEIGHT, TRANSLATION
 
 

@@ -20,7 +20,7 @@ from scipy import stats
 
 from research.domain_harness import fit_interval
 from slicewise.data.designs import draw_stratified
-from slicewise.smoothing.domains import DomainProblem, fit_domains
+from slicewise.domains.fit import DomainProblem, fit_domains
 
 REPS = 100
 METHODS = ("ht", "greg", "pp-s")  # covered 1907, 1904, 1904 of 2,000 when written

@@ -15,12 +15,12 @@ from scipy import stats
 import slicewise as sw
 from research.domain_harness import HarnessSpec, _one_rep, draw_sample, fit_interval
 from slicewise.data.designs import draw_stratified, sample_from_design
-from slicewise.domain_input import prepare
-from slicewise.domains import domain_result, labels_mean
+from slicewise.domains.api import domain_result, labels_mean
+from slicewise.domains.fit import DomainProblem, fit_domains
+from slicewise.domains.input import prepare
+from slicewise.domains.results import domain_interval
 from slicewise.inference.bounded import interval_bounds
 from slicewise.inference.variance import plus_two_variance
-from slicewise.results_domain import domain_interval
-from slicewise.smoothing.domains import DomainProblem, fit_domains
 
 
 def _pool(seed: int = 0) -> pd.DataFrame:

@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
+from slicewise.domains.fit import SMOOTHED, SMOOTHING_MODEL
 from slicewise.methods.smoothed import SMOOTH_CHOICES
 from slicewise.smoothing.area import MODELS, fit_area_model
 from slicewise.smoothing.bayes import bayes_fit
-from slicewise.smoothing.domains import SMOOTHED, SMOOTHING_MODEL
 from slicewise.smoothing.fay_herriot import eblup
 from slicewise.smoothing.linear_mixed import AreaModel
 from slicewise.smoothing.objective import BORROWED_WEIGHT, PRECISE_LABELS, TRANSLATION

@@ -14,7 +14,7 @@ from ._common import _columns, add_report_arg, strata_column_hint, write_report
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..results_domain import DomainResult
+    from ..domains.results import DomainResult
 
 METHODS = ("ht", "hajek", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts")
 
@@ -214,7 +214,7 @@ def run_validate(args: argparse.Namespace) -> int:
 def run_sample(args: argparse.Namespace) -> int:
     """``slicewise sample``: draw a probability sample and write the table with its design."""
     from ..data.files import read_table, write_table
-    from ..domain_sample import sample
+    from ..domains.sample import sample
 
     frame = read_table(args.items)
     with strata_column_hint(args):

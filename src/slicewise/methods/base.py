@@ -509,6 +509,10 @@ class MethodSpec:
     design_weights : bool
         Whether the method weights by known inclusion probabilities (``LabeledSet.pi``); the
         others refuse a labeled set that carries them.
+    entry_points : tuple of {'profile', 'domains'}
+        The public functions whose ``method=`` takes the name: :func:`slicewise.profile` (and
+        the functions built on it) and :func:`slicewise.domains`. A domains-only method's
+        ``fit`` refuses profiles (its smoothing is ``profile(smooth=...)`` there).
     """
 
     name: str
@@ -519,3 +523,4 @@ class MethodSpec:
     variance: bool
     fit: MethodFunction
     design_weights: bool = False
+    entry_points: tuple[str, ...] = ("profile",)

@@ -26,9 +26,9 @@ from . import text
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from ..domains.results import DomainResult
     from ..models.profiles import ModelProfiles
     from ..results import ProfileResult
-    from ..results_domain import DomainResult
     from ..studies.summary import StudyResult
 
 PathLike = str | os.PathLike[str]

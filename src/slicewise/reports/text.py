@@ -17,9 +17,9 @@ import pandas as pd
 from ..smoothing.objective import BORROWED_WEIGHT, PRECISE_LABELS, PROMISES, TRANSLATION
 
 if TYPE_CHECKING:
+    from ..domains.results import DomainResult
     from ..models.profiles import ModelProfiles
     from ..results import ProfileResult
-    from ..results_domain import DomainResult
     from ..studies.summary import StudyResult
 
 #: Slices with fewer effective gold labels than this are called sparse.

@@ -55,15 +55,12 @@ disaggregated AI evaluation.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
-from .._typing import BoolArray, FloatArray
+from .._typing import OBJECTIVES, BoolArray, FloatArray, Objective
 
-Objective = Literal["slice", "ensemble"]
-#: The objectives, the default first.
-OBJECTIVES: tuple[Objective, ...] = ("slice", "ensemble")
+__all__ = ["OBJECTIVES", "Borrowing", "Objective", "borrow"]
 
 #: c of the limited translation: under ``objective='slice'`` a slice with at least
 #: :data:`PRECISE_LABELS` effective labels moves by at most c of its standard errors.

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ._typing import BoolArray, FloatArray, ObjectArray
-from ._validation import check_level
-from .results import (
+from .._typing import BoolArray, FloatArray, ObjectArray
+from .._validation import check_level
+from ..results import (
     ConfidenceInterval,
     Report,
     _frozen,
@@ -71,7 +71,7 @@ def domain_interval(
     PSN-IRT's model_3 answers all 14,042 MMLU items correctly; with 281-1,404 labels, all 1, and
     the GREG estimate 0.999 or so, it covered 0.53-0.55 over 200 draws without this).
     """
-    from .inference.bounded import interval_bounds
+    from ..inference.bounded import interval_bounds
 
     bound = np.zeros(np.shape(estimate)) if bias_bound is None else bias_bound
     crit = critical_value(level)
@@ -93,7 +93,7 @@ def domain_interval(
 
 def _degenerate_floor(naive_estimate: FloatArray, n_labeled_eff: FloatArray) -> FloatArray:
     """Standard-error floor of :func:`domain_interval` (0 where the labels do not all agree)."""
-    from .inference.variance import plus_two_variance
+    from ..inference.variance import plus_two_variance
 
     p = np.clip(np.asarray(naive_estimate, dtype=np.float64), 0.0, 1.0)
     with np.errstate(invalid="ignore"):
@@ -324,7 +324,7 @@ class DomainResult(Report):
             Known domain means to overlay (fully labeled tables).
         level : float, optional
         """
-        from .reports.plot_domains import plot_domains
+        from ..reports.plot_domains import plot_domains
 
         return plot_domains(self, ax=ax, direct=direct, truth=truth, level=level)
 

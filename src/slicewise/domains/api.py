@@ -13,29 +13,20 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ._typing import FloatArray, ObjectArray
-from ._validation import (
+from .._typing import FloatArray, ObjectArray
+from .._validation import (
     check_level,
     check_positive_int,
     check_rng,
 )
-from .data.designs import (
+from ..data.designs import (
     DomainSample,
 )
-from .domain_input import (
-    SMALL_DOMAIN,
-    Covariates,
-    PreparedDomains,
-    check_method,
-    list_domains,
-    prepare,
-)
-from .estimators.survey.base import labeled_effective_size
-from .exceptions import EmptyDomainWarning, SmallDomainWarning, SmoothingFallbackWarning
-from .methods.options import DEFAULTS
-from .results_domain import DomainResult, ValidationResult
-from .selection.dbcv import design_cv
-from .smoothing.domains import (
+from ..estimators.survey.base import labeled_effective_size
+from ..exceptions import EmptyDomainWarning, SmallDomainWarning, SmoothingFallbackWarning
+from ..methods.options import DEFAULTS
+from .dbcv import design_cv
+from .fit import (
     DIRECT,
     SMOOTHED,
     Direct,
@@ -43,6 +34,15 @@ from .smoothing.domains import (
     Method,
     fit_domains,
 )
+from .input import (
+    SMALL_DOMAIN,
+    Covariates,
+    PreparedDomains,
+    check_method,
+    list_domains,
+    prepare,
+)
+from .results import DomainResult, ValidationResult
 
 
 def labels_mean(sample: DomainSample) -> tuple[FloatArray, FloatArray]:
@@ -373,7 +373,7 @@ def validate(
 
     Notes
     -----
-    The DB-CV score and its corrections are documented in :func:`slicewise.selection.dbcv.design_cv`.
+    The DB-CV score and its corrections are documented in :func:`slicewise.domains.dbcv.design_cv`.
     """
     func = "validate"
     level = check_level(level, func=func)

@@ -6,32 +6,25 @@ cross-validation and the oracle harness call, so all three fit exactly the same 
 Methods: ``'ht'``, ``'hajek'``, ``'ppi'``, ``'ppi++'``, ``'greg'``, ``'greg-or-hajek'`` (direct,
 design-based variances); ``'fh'`` (REML/EBLUP with the Prasad-Rao MSE, taxonomy levels if given);
 ``'pp-s'`` (Bayesian Fay-Herriot on GREG, exact integration); ``'pp-ts'`` (the same with additive
-taxonomy effects). The models are those of :mod:`.area`, which profiles use too.
+taxonomy effects). The models are those of :mod:`slicewise.smoothing.area`, and the smoothing
+step that of :mod:`slicewise.smoothing.step`, which profiles use too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-from .._typing import BoolArray, FloatArray, IntArray
+from .._typing import BoolArray, FloatArray
 from ..data.designs import DomainSample
-from ..estimators.centered import residual_floor
-from ..estimators.survey.base import (
-    DirectFit,
-    labeled_effective_size,
-    pool_means,
-    pooled_variance,
-)
-from ..estimators.survey.greg import greg, greg_or_hajek
-from ..estimators.survey.ht import hajek, horvitz_thompson
-from ..estimators.survey.ppi import ppi, ppi_plus_plus
-from .area import Model
-from .objective import Objective
-from .step import smooth
+from ..estimators.survey.base import DirectFit, pool_means, pooled_variance
+from ..estimators.survey.direct import DIRECT, Direct, DomainProblem, fit_direct
+from ..estimators.survey.greg import greg
+from ..smoothing.area import Model
+from ..smoothing.step import smooth
 
 Method = Literal["ht", "hajek", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts"]
 METHODS: tuple[Method, ...] = (
@@ -45,50 +38,11 @@ METHODS: tuple[Method, ...] = (
     "pp-s",
     "pp-ts",
 )
-DIRECT: tuple[str, ...] = ("ht", "hajek", "ppi", "ppi++", "greg", "greg-or-hajek")
 SMOOTHED: tuple[str, ...] = ("fh", "pp-s", "pp-ts")
 #: The area-level model of each smoothed method (:mod:`.area`); ``'pp-ts'`` is ``'pp-s'`` with
 #: the taxonomy levels as additive random effects.
 SMOOTHING_MODEL: dict[str, Model] = {"fh": "fh", "pp-s": "pp-s", "pp-ts": "pp-s"}
-Direct = Literal["greg-or-hajek", "greg", "ht"]
-
-
-@dataclass(frozen=True, eq=False)
-class DomainProblem:
-    """Everything about a domain problem that does not depend on which units are labeled.
-
-    Attributes
-    ----------
-    auxiliaries : ndarray of shape (M, K)
-        Raw auxiliary variables (cheap signals) on every pool unit.
-    prediction : ndarray of shape (M,) or None
-        The prediction used by PPI and PPI++.
-    covariates : ndarray of shape (D, p) or None
-        Domain-level covariates of the smoothing model, without the intercept; None means the
-        pool mean of the GREG prediction lambda' x (computed per sample).
-    taxonomy : tuple of ndarray of int, shape (D,)
-        Level codes per domain (nested or crossed).
-    taxonomy_names : tuple of str
-    direct : {'greg-or-hajek', 'greg', 'ht'}
-        Direct estimator fed to the smoothing model.
-    variance_df : float
-        Prior degrees of freedom of the pooled sampling variance (see
-        :func:`..survey.base.pooled_variance`).
-    prior_scale : float
-        Half-Cauchy scale of every standard deviation in the Bayesian fits.
-    objective : {'slice', 'ensemble'}
-        What the smoothed methods promise (:mod:`.objective`).
-    """
-
-    auxiliaries: FloatArray
-    prediction: FloatArray | None
-    covariates: FloatArray | None
-    taxonomy: tuple[IntArray, ...] = ()
-    taxonomy_names: tuple[str, ...] = ()
-    direct: Direct = "greg"
-    variance_df: float = 4.0
-    prior_scale: float = 0.25
-    objective: Objective = "slice"
+__all__ = ["DIRECT", "Direct", "DomainProblem", "fit_direct"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -122,45 +76,6 @@ class DomainFit:
     params: Mapping[str, Any] = field(default_factory=dict)
     bias_bound: FloatArray | None = None
     borrowed: BoolArray | None = None
-
-
-def fit_direct(problem: DomainProblem, sample: DomainSample, method: str) -> DirectFit:
-    """One of the direct estimators; those that use predictions or auxiliaries (PPI, PPI++,
-    GREG) with their variance floored as in :func:`residual_floored`."""
-    if method == "ht":
-        return horvitz_thompson(sample)
-    if method == "hajek":
-        return hajek(sample)
-    if method in ("ppi", "ppi++"):
-        pred = problem.prediction
-        if pred is None:
-            raise ValueError(f"Method {method!r} needs a prediction column.")
-        fit = ppi(sample, pred) if method == "ppi" else ppi_plus_plus(sample, pred)
-    elif method == "greg":
-        fit = greg(sample, problem.auxiliaries)
-    elif method == "greg-or-hajek":
-        fit = greg_or_hajek(sample, problem.auxiliaries)
-    else:
-        raise ValueError(f"Unknown direct method {method!r}; valid: {', '.join(DIRECT)}.")
-    return residual_floored(fit, sample)
-
-
-def residual_floored(fit: DirectFit, sample: DomainSample) -> DirectFit:
-    """``fit`` with each domain's variance at least the labels-only (Hajek) one over n_d* + 1.
-
-    n_d* is Kish's effective size of the domain's labeled design weights. Where the predictions
-    or auxiliaries fit every labeled unit of a domain (nearly) exactly, the residuals' design
-    variance is (nearly) zero although an unlabeled unit may be mispredicted; the profiles'
-    rule (:func:`slicewise.estimators.centered.residual_floor`) adds one pseudo-unit on which
-    the predictions do not help. Measured: four domains of 60, labels a coin, a judge wrong on
-    one unit per domain, Poisson sampling with pi = 1/3: GREG, PPI and PPI++ covered 0.28-0.45
-    per domain over 60 draws (se 0 for PPI), and ``pp-s`` refused to run (no domain had a
-    positive sampling variance).
-    """
-    floor = residual_floor(hajek(sample).variance, labeled_effective_size(sample))
-    with np.errstate(invalid="ignore"):
-        floored = np.isfinite(floor) & ~(fit.variance >= floor)
-    return replace(fit, variance=np.where(floored, floor, fit.variance), floored=floored)
 
 
 def _check_observed(

@@ -14,25 +14,25 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._typing import FloatArray, IntArray, ObjectArray
-from ._validation import (
+from .._typing import FloatArray, IntArray, ObjectArray
+from .._validation import (
     check_choice,
     check_nonnegative,
     column_list,
     format_examples,
     signal_index,
 )
-from .data.designs import (
+from ..data.designs import (
     DomainSample,
 )
-from .data.files import as_frame
-from .data.table import ItemTable, _check_columns, _numeric
-from .estimators.survey.base import pool_means
-from .methods.base import LabeledSet
-from .methods.design import SamplingDesign, domain_sample
-from .methods.options import DEFAULTS, MethodOptions
-from .methods.run import Problem, build_context
-from .smoothing.domains import (
+from ..data.files import as_frame
+from ..data.table import ItemTable, _check_columns, _numeric
+from ..estimators.survey.base import pool_means
+from ..methods.base import LabeledSet
+from ..methods.design import SamplingDesign, domain_sample
+from ..methods.options import DEFAULTS, MethodOptions
+from ..methods.run import Problem, build_context
+from .fit import (
     METHODS,
     SMOOTHED,
     Direct,
