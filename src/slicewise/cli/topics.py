@@ -143,7 +143,7 @@ def run_topics_demo(args: argparse.Namespace) -> int:
     report = out / "report.html"
     result.to_html(
         report,
-        label="claude-2.1's win rate",
+        label="gold",
         context={
             "data": "AlpacaEval 2 (shipped demo), topics of the instructions",
             "signals": ", ".join(DEMO_SIGNALS),
