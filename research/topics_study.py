@@ -28,6 +28,7 @@ import dataclasses
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,7 +38,7 @@ from slicewise.inference.bounded import interval_bounds
 from slicewise.inference.worst import could_be_worst, sidak_level
 from slicewise.reports.markdown import markdown_table
 from slicewise.results import critical_value
-from slicewise.studies.engine import study_cells
+from slicewise.studies.engine import CellSpec, study_cells
 from slicewise.studies.summary import CellStudy
 
 from . import per_slice, realdata
@@ -92,8 +93,8 @@ def family_wise(cell: CellStudy, method: str = "auto", level: float = 0.95) -> p
 
 
 def topic_cells(
-    cells: list[realdata.CellSpec], texts: list[str], *, method: str, budget: int, rng: int
-) -> tuple[list[realdata.CellSpec], pd.Series]:
+    cells: list[CellSpec], texts: list[str], *, method: str, budget: int, rng: int
+) -> tuple[list[CellSpec], pd.Series]:
     """The cells with Z = the texts' topics (fitted once, label-free)."""
     topic = sw.topics(
         pd.DataFrame({"text": texts}), text="text", method=method, budget=budget, rng=rng
@@ -111,7 +112,7 @@ def topic_cells(
 
 
 def run_family(
-    cells: list[realdata.CellSpec], family: str, budgets: tuple[int, ...], reps: int, seed: int
+    cells: list[CellSpec], family: str, budgets: tuple[int, ...], reps: int, seed: int
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     result = study_cells(cells, methods=("naive", "auto"), budgets=budgets, reps=reps, rng=seed)
     slices = pd.concat([per_slice.slice_table(c, family) for c in result.cells], ignore_index=True)
@@ -166,10 +167,8 @@ def main(argv: list[str] | None = None) -> None:
         .agg(["mean", "min"])
         .reset_index()
     )
-    fw_summary.columns = [
-        "_".join(c for c in col if c) if isinstance(col, tuple) else col
-        for col in fw_summary.columns
-    ]
+    flat: list[Any] = list(fw_summary.columns.to_flat_index())
+    fw_summary.columns = ["_".join(c for c in col if c) for col in flat]
     table.to_csv(out / "alpaca_eval_slices.csv", index=False)
     familywise.to_csv(out / "alpaca_eval_familywise.csv", index=False)
     text = stamp("python -m research.topics_study " + " ".join(argv))

@@ -7,12 +7,59 @@ import numpy as np
 import pandas as pd
 
 VOCABULARIES = {
-    "cooking": "recipe oven bake flour sugar dough pasta sauce garlic onion simmer boil".split(),
-    "code": "python function variable loop compile debug array class module import syntax".split(),
-    "travel": "flight hotel passport luggage airport beach museum itinerary train ticket".split(),
-    "health": "doctor fever vaccine symptom therapy diet sleep exercise muscle vitamin".split(),
+    "cooking": [
+        "recipe",
+        "oven",
+        "bake",
+        "flour",
+        "sugar",
+        "dough",
+        "pasta",
+        "sauce",
+        "garlic",
+        "onion",
+        "simmer",
+        "boil",
+    ],
+    "code": [
+        "python",
+        "function",
+        "variable",
+        "loop",
+        "compile",
+        "debug",
+        "array",
+        "class",
+        "module",
+        "import",
+        "syntax",
+    ],
+    "travel": [
+        "flight",
+        "hotel",
+        "passport",
+        "luggage",
+        "airport",
+        "beach",
+        "museum",
+        "itinerary",
+        "train",
+        "ticket",
+    ],
+    "health": [
+        "doctor",
+        "fever",
+        "vaccine",
+        "symptom",
+        "therapy",
+        "diet",
+        "sleep",
+        "exercise",
+        "muscle",
+        "vitamin",
+    ],
 }
-SHARED = "please explain how what best good help write short list".split()
+SHARED = ["please", "explain", "how", "what", "best", "good", "help", "write", "short", "list"]
 
 
 def planted(n: int = 400, seed: int = 0) -> pd.DataFrame:

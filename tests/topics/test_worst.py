@@ -55,7 +55,7 @@ def test_worst_contains_pointwise_and_names_candidates() -> None:
     assert not worst.candidate[-1]
     assert worst.to_frame()["z"].iloc[0] == worst.z[int(np.argmin(worst.estimate))]
     assert "could be the worst slice" in str(worst)
-    with pytest.raises(ValueError, match="'k' parameter of ProfileResult.worst must be at most"):
+    with pytest.raises(ValueError, match=r"'k' parameter of ProfileResult\.worst must be at most"):
         res.worst(k=9)
     with pytest.raises(ValueError, match="'level' parameter"):
         res.worst(level=1.5)
