@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
             size = path.stat().st_size / 1e6
             lines.append(
                 f"| streamed from Parquet ({size:.0f} MB) | {n:,} | {found['k']:.0f} | "
-                f"{found['seconds']:.1f} | {found['peak_mb']:.0f} | fit on 20,000, assigned in "
+                f"{found['seconds']:.1f} | {found['peak_mb']:.0f} | fit on 100,000, assigned in "
                 "batches of 131,072 |"
             )
     print("\n".join(lines))

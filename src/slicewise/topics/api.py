@@ -53,7 +53,7 @@ def topics(
         Gold labels you plan to collect. Every topic is made large enough to expect
         ``min_labels`` of them under uniform random sampling (small topics are merged).
     min_labels : int, default 10
-    sample_size : int, default 20,000
+    sample_size : int, default 100,000
         Texts the vocabulary, the SVD and the topics are fitted on.
     progress : bool, default False
         A progress bar while a pool on disk is assigned.

@@ -15,10 +15,11 @@ cosine), the merged centroid being the size-weighted mean, and k-means is refine
 merged centroids.
 
 **k.** When not given, k is the one among 2, ..., k_max (k_max = min(:data:`MAX_TOPICS`,
-M / min_size)) whose merged topics have the largest mean silhouette (cosine distance, on at most
-:data:`SILHOUETTE_ITEMS` evenly spaced vectors of the fit sample); the smallest k within
-:data:`SILHOUETTE_TOLERANCE` of the largest is kept, so a tie is not decided by the last bits of
-a float.
+M / min_size)) whose merged topics, fitted on at most :data:`SELECT_ITEMS` evenly spaced vectors
+of the fit sample, have the largest mean silhouette (cosine distance, on at most
+:data:`SILHOUETTE_ITEMS` of them); the smallest k within :data:`SILHOUETTE_TOLERANCE` of the
+largest is kept, so a tie is not decided by the last bits of a float. That k is then fitted on
+the whole fit sample.
 
 References
 ----------
@@ -48,7 +49,10 @@ MIN_SHARE = 0.05
 #: Silhouettes within this of the largest count as ties (the smallest k wins).
 SILHOUETTE_TOLERANCE = 0.005
 #: Spherical k-means iterations at most.
-MAX_ITER = 100
+MAX_ITER = 50
+#: Vectors (evenly spaced over the fit sample) the silhouette rule fits each candidate k on;
+#: the chosen k is then fitted on the whole fit sample.
+SELECT_ITEMS = 5_000
 
 
 def spaced(n: int, m: int) -> IntArray:
@@ -65,9 +69,11 @@ def nearest(vectors: FloatArray, centroids: FloatArray) -> IntArray:
 
 
 def _means(vectors: FloatArray, labels: IntArray, k: int) -> tuple[FloatArray, IntArray]:
+    from scipy.sparse import csr_matrix
+
     counts = np.bincount(labels, minlength=k)
-    sums = np.zeros((k, vectors.shape[1]))
-    np.add.at(sums, labels, vectors)
+    onehot = csr_matrix((np.ones(labels.size), (labels, np.arange(labels.size))), (k, labels.size))
+    sums = np.asarray(onehot @ vectors)
     norm = np.linalg.norm(sums, axis=1, keepdims=True)
     return np.divide(sums, norm, out=np.zeros_like(sums), where=norm > 0), counts
 
@@ -152,18 +158,19 @@ def choose_k(vectors: FloatArray, k_max: int, min_count: int) -> Choice:
     from sklearn.metrics import silhouette_score
 
     ward = Ward.build(vectors)
-    sub = spaced(vectors.shape[0], SILHOUETTE_ITEMS)
-    fits: dict[int, FloatArray] = {}
+    chosen = vectors[spaced(vectors.shape[0], SELECT_ITEMS)]
+    small = max(1, int(np.ceil(min_count * chosen.shape[0] / vectors.shape[0])))
+    sub = chosen[spaced(chosen.shape[0], SILHOUETTE_ITEMS)]
     scores: dict[int, float] = {}
     for k in range(2, k_max + 1):
-        centroids = fit_k(vectors, ward, k, min_count)
-        labels = nearest(vectors[sub], centroids)
+        centroids = fit_k(chosen, ward, k, small)
+        labels = nearest(sub, centroids)
         if centroids.shape[0] < 2 or np.unique(labels).size < 2:
             continue
-        fits[k] = centroids
-        scores[k] = float(silhouette_score(vectors[sub], labels, metric="cosine"))
+        scores[k] = float(silhouette_score(sub, labels, metric="cosine"))
     if not scores:
         raise ValueError("no k in 2..k_max leaves two topics after merging")
     best = max(scores.values())
     k = min(key for key, value in scores.items() if value >= best - SILHOUETTE_TOLERANCE)
-    return Choice(centroids=fits[k], k=k, silhouettes=scores)
+    centroids = fit_k(vectors, ward, k, min_count)
+    return Choice(centroids=centroids, k=k, silhouettes=scores)

@@ -50,7 +50,7 @@ class TopicOptions:
         "labels each topic must expect at the budget (small topics are merged)",
     )
     sample_size: int = option(
-        20_000,
+        100_000,
         Interval(100.0, integer=True),
         "texts the vocabulary, the SVD and the topics are fitted on (a random sample of a "
         "larger pool); every text is then assigned",
