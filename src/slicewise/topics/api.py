@@ -135,7 +135,7 @@ def in_memory_topics(
     sample = fit_sample(n, options.sample_size, rng)
     fitted = texts if sample is None else [texts[i] for i in sample]
     model = fit_topic_model(fitted, options, pool_size=n)
-    codes, blank = model.assign(texts)
+    codes, blank = (model.fit_codes, model.fit_blank) if sample is None else model.assign(texts)
     return topic_series(codes, index, model, n, blank, sampled=len(fitted))
 
 

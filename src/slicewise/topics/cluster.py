@@ -14,12 +14,18 @@ smallest topic is below that size, it is merged into the topic whose centroid is
 cosine), the merged centroid being the size-weighted mean, and k-means is refined again from the
 merged centroids.
 
+**Fitted on a selection, then settled.** Ward's start, the k-means and the merging run on at most
+:data:`SELECT_ITEMS` evenly spaced vectors of the fit sample (the size a topic must hold scaled
+to them); when the fit sample is larger, spherical k-means then refines those centroids on all
+of it, and a topic left below the size is merged as above. On a fit sample of at most
+:data:`SELECT_ITEMS` texts the selection is all of it.
+
 **k.** When not given, k is the one among 2, ..., k_max (k_max = min(:data:`MAX_TOPICS`,
-M / min_size)) whose merged topics, fitted on at most :data:`SELECT_ITEMS` evenly spaced vectors
-of the fit sample, have the largest mean silhouette (cosine distance, on at most
-:data:`SILHOUETTE_ITEMS` of them); the smallest k within :data:`SILHOUETTE_TOLERANCE` of the
-largest is kept, so a tie is not decided by the last bits of a float. That k is then fitted on
-the whole fit sample.
+M / min_size)) whose merged topics on the selection have the largest mean silhouette (cosine
+distance, on at most :data:`SILHOUETTE_ITEMS` evenly spaced vectors of the selection, their
+distances computed once); the smallest k within :data:`SILHOUETTE_TOLERANCE` of the largest is
+kept, so a tie is not decided by the last bits of a float. Those topics are then settled on the
+whole fit sample.
 
 References
 ----------
@@ -50,8 +56,8 @@ MIN_SHARE = 0.05
 SILHOUETTE_TOLERANCE = 0.005
 #: Spherical k-means iterations at most.
 MAX_ITER = 50
-#: Vectors (evenly spaced over the fit sample) the silhouette rule fits each candidate k on;
-#: the chosen k is then fitted on the whole fit sample.
+#: Vectors (evenly spaced over the fit sample) topics are first fitted on, for every candidate k;
+#: the chosen topics are then settled on the whole fit sample.
 SELECT_ITEMS = 5_000
 
 
@@ -137,6 +143,64 @@ def fit_k(vectors: FloatArray, ward: Ward, k: int, min_count: int) -> FloatArray
     return merge_small(vectors, refine(vectors, ward.centroids(k)), min_count)
 
 
+@dataclass(frozen=True)
+class Selection:
+    """The at most :data:`SELECT_ITEMS` evenly spaced vectors topics are first fitted on, and the
+    merging size scaled to them (``whole``: they are all the vectors)."""
+
+    vectors: FloatArray
+    min_count: int
+    whole: bool
+
+    @classmethod
+    def of(cls, vectors: FloatArray, min_count: int) -> Selection:
+        n = vectors.shape[0]
+        chosen = vectors[spaced(n, SELECT_ITEMS)]
+        scaled = max(1, math.ceil(min_count * chosen.shape[0] / n))
+        return cls(vectors=chosen, min_count=scaled, whole=chosen.shape[0] == n)
+
+    def settle(self, vectors: FloatArray, centroids: FloatArray, min_count: int) -> FloatArray:
+        """Topics fitted on the selection, refined on all ``vectors`` and merged again to
+        ``min_count`` (unchanged when the selection is all of them)."""
+        if self.whole:
+            return centroids
+        return merge_small(vectors, refine(vectors, centroids), min_count)
+
+
+def fit_topics(vectors: FloatArray, ward: Ward, k: int, min_count: int) -> FloatArray:
+    """k topics (fewer after merging): fitted and merged on the selection, then settled on all
+    ``vectors`` (the module notes)."""
+    selection = Selection.of(vectors, min_count)
+    return selection.settle(
+        vectors, fit_k(selection.vectors, ward, k, selection.min_count), min_count
+    )
+
+
+def cosine_silhouette(distances: FloatArray, labels: IntArray) -> float:
+    """Mean silhouette of ``labels`` from a matrix of distances between the labeled vectors.
+
+    With a_i the mean distance from item i to the other items of its topic and b_i the smallest
+    mean distance to the items of another topic, s_i = (b_i - a_i) / max(a_i, b_i), and 0 for
+    an item alone in its topic (Rousseeuw 1987); scikit-learn's ``silhouette_score`` with the
+    distances precomputed once for every k.
+    """
+    n = labels.size
+    rows = np.arange(n)
+    k = int(labels.max()) + 1
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
+    onehot = np.zeros((n, k))
+    onehot[rows, labels] = 1.0
+    sums = distances @ onehot
+    size = counts[labels]
+    own = sums[rows, labels] / np.maximum(size - 1.0, 1.0)
+    means = np.divide(sums, counts, out=np.full_like(sums, np.inf), where=counts > 0)
+    means[rows, labels] = np.inf
+    other = means.min(axis=1)
+    scale = np.maximum(own, other)
+    score = np.divide(other - own, scale, out=np.zeros(n), where=(size > 1) & (scale > 0))
+    return float(score.mean())
+
+
 def min_topic_size(pool_size: int, budget: int | None, min_labels: int) -> int:
     """Items a topic must hold in a pool of ``pool_size`` (the merging rule of the notes)."""
     if budget is None:
@@ -155,22 +219,24 @@ class Choice:
 
 def choose_k(vectors: FloatArray, k_max: int, min_count: int) -> Choice:
     """The silhouette rule of the module notes over k = 2, ..., k_max."""
-    from sklearn.metrics import silhouette_score
+    from sklearn.metrics.pairwise import cosine_distances
 
     ward = Ward.build(vectors)
-    chosen = vectors[spaced(vectors.shape[0], SELECT_ITEMS)]
-    small = max(1, int(np.ceil(min_count * chosen.shape[0] / vectors.shape[0])))
-    sub = chosen[spaced(chosen.shape[0], SILHOUETTE_ITEMS)]
+    selection = Selection.of(vectors, min_count)
+    sub = selection.vectors[spaced(selection.vectors.shape[0], SILHOUETTE_ITEMS)]
+    distances = np.asarray(cosine_distances(sub), dtype=np.float64)
     scores: dict[int, float] = {}
+    fitted: dict[int, FloatArray] = {}
     for k in range(2, k_max + 1):
-        centroids = fit_k(chosen, ward, k, small)
+        centroids = fit_k(selection.vectors, ward, k, selection.min_count)
         labels = nearest(sub, centroids)
         if centroids.shape[0] < 2 or np.unique(labels).size < 2:
             continue
-        scores[k] = float(silhouette_score(sub, labels, metric="cosine"))
+        fitted[k] = centroids
+        scores[k] = cosine_silhouette(distances, labels)
     if not scores:
         raise ValueError("no k in 2..k_max leaves two topics after merging")
     best = max(scores.values())
     k = min(key for key, value in scores.items() if value >= best - SILHOUETTE_TOLERANCE)
-    centroids = fit_k(vectors, ward, k, min_count)
+    centroids = selection.settle(vectors, fitted[k], min_count)
     return Choice(centroids=centroids, k=k, silhouettes=scores)

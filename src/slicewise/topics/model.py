@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._typing import FloatArray, IntArray
-from .cluster import MAX_TOPICS, Ward, choose_k, fit_k, min_topic_size, nearest
+from .cluster import MAX_TOPICS, Ward, choose_k, fit_topics, min_topic_size, nearest
 from .embed import Representation, fit_representation
 from .names import topic_names
 from .options import TopicOptions
@@ -36,6 +36,10 @@ class TopicModel:
     min_size : int
         Items each topic must hold in the pool (the merging rule).
     notes : tuple of str
+    fit_codes : ndarray of int, shape (n,)
+        Topic codes of the fitted texts (what :meth:`assign` gives them).
+    fit_blank : int
+        Fitted texts with no known term (given topic 0).
     """
 
     representation: Representation
@@ -45,6 +49,8 @@ class TopicModel:
     k_asked: int | None
     min_size: int
     notes: tuple[str, ...]
+    fit_codes: IntArray
+    fit_blank: int
 
     def vectors(self, texts: list[str]) -> FloatArray:
         """Unit vectors of ``texts`` (zero rows for texts with no known term)."""
@@ -87,10 +93,9 @@ def fit_topic_model(texts: list[str], options: TopicOptions, *, pool_size: int) 
             f"Topics cannot be formed: {rule}, which leaves room for fewer than two topics. "
             "Plan more labels ('budget') or ask fewer per topic ('min_labels')."
         )
-    representation = fit_representation(options.method, texts)
-    vectors = representation.transform(texts)
-    known = np.any(vectors != 0.0, axis=1)
-    fit_vectors = vectors[known]
+    fitted = fit_representation(options.method, texts)
+    known = np.any(fitted.vectors != 0.0, axis=1)
+    fit_vectors = fitted.vectors[known]
     min_count = max(1, int(np.ceil(min_size * n / pool_size)))
     notes = []
     if options.k is None:
@@ -103,7 +108,7 @@ def fit_topic_model(texts: list[str], options: TopicOptions, *, pool_size: int) 
         )
     else:
         centroids, start = (
-            fit_k(fit_vectors, Ward.build(fit_vectors), options.k, min_count),
+            fit_topics(fit_vectors, Ward.build(fit_vectors), options.k, min_count),
             options.k,
         )
     codes = nearest(fit_vectors, centroids)
@@ -119,15 +124,17 @@ def fit_topic_model(texts: list[str], options: TopicOptions, *, pool_size: int) 
     codes = np.argsort(order)[codes]
     all_codes = np.zeros(n, dtype=np.int64)
     all_codes[known] = codes
-    names = topic_names(texts, all_codes, centroids.shape[0])
+    names = topic_names(fitted.words, all_codes, centroids.shape[0])
     return TopicModel(
-        representation=representation,
+        representation=fitted.representation,
         centroids=centroids,
         names=names,
         method=options.method,
         k_asked=options.k,
         min_size=min_size,
         notes=tuple(notes),
+        fit_codes=all_codes,
+        fit_blank=int(n - known.sum()),
     )
 
 

@@ -19,29 +19,67 @@ arXiv:2203.05794, Section 3.3.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 
-from .._typing import IntArray
+from .._typing import IntArray, ObjectArray
 
 #: Terms in a topic's name.
 NAME_TERMS = 3
 #: Words of three or more letters (no digits or underscores: no "br" of an HTML break).
 WORDS = r"(?u)\b[^\W\d_]{3,}\b"
+#: A term that is such a word from end to end.
+_WORD = re.compile(r"[^\W\d_]{3,}")
 
 
-def topic_names(texts: list[str], labels: IntArray, k: int) -> tuple[str, ...]:
-    """One distinct name per topic 0..k-1 (``'topic j'`` where a topic has no counted word)."""
+@dataclass(frozen=True)
+class WordCounts:
+    """Counts of the names' words: a sparse (texts x terms) matrix and its terms, sorted."""
+
+    counts: Any
+    terms: ObjectArray
+
+
+def word_counts(texts: list[str]) -> WordCounts | None:
+    """The names' words counted in ``texts`` (None: no such word in any of them)."""
     from sklearn.feature_extraction.text import CountVectorizer
 
     vectorizer = CountVectorizer(stop_words="english", token_pattern=WORDS, lowercase=True)
     try:
         counts = vectorizer.fit_transform(texts)
     except ValueError:  # no word at all: numbers or stop words only
+        return None
+    return WordCounts(counts=counts, terms=vectorizer.get_feature_names_out())
+
+
+def name_words(counts: Any, terms: ObjectArray) -> WordCounts | None:
+    """The names' words among the columns of a count matrix of scikit-learn's default tokens.
+
+    A default token is a whole run of two or more word characters; a name's word
+    (:data:`WORDS`) is a whole run of three or more letters. So the words :func:`word_counts`
+    finds are exactly the default tokens made of three or more letters, and these columns equal
+    its counts without reading the texts again.
+    """
+    keep = np.flatnonzero([_WORD.fullmatch(str(term)) is not None for term in terms])
+    if keep.size == 0:
+        return None
+    return WordCounts(counts=counts[:, keep], terms=np.asarray(terms[keep], dtype=object))
+
+
+def topic_names(words: WordCounts | None, labels: IntArray, k: int) -> tuple[str, ...]:
+    """One distinct name per topic 0..k-1 (``'topic j'`` where a topic has no counted word),
+    from the names' word counts of the texts whose topics are ``labels``."""
+    if words is None:
         return tuple(f"topic {j + 1}" for j in range(k))
-    terms = vectorizer.get_feature_names_out()
-    onehot = np.zeros((k, len(texts)))
-    onehot[labels, np.arange(len(texts))] = 1.0
-    per_topic = np.asarray(counts.T.dot(onehot.T).T)  # (k, V)
+    from scipy.sparse import csr_matrix
+
+    terms = words.terms
+    n = labels.size
+    onehot = csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+    per_topic = np.asarray((onehot @ words.counts).toarray(), dtype=np.float64)  # (k, V)
     totals = per_topic.sum(axis=1, keepdims=True)
     tf = np.divide(per_topic, totals, out=np.zeros_like(per_topic), where=totals > 0)
     mean_terms = per_topic.sum() / k

@@ -7,7 +7,8 @@ Two scans of the text column, as Arrow record batches of
    order) and the texts at ``sample_size`` positions drawn at random (without replacement) are
    kept;
 2. the topics are fitted on that sample (vocabulary, SVD, centroids, names:
-   :func:`~slicewise.topics.model.fit_topic_model`) and every batch is assigned.
+   :func:`~slicewise.topics.model.fit_topic_model`) and every batch is assigned (not needed
+   when the sample is the whole pool: the fit gives every text its topic).
 
 Memory: the sample's texts and vectors, one batch of texts, and one topic code per item (one
 byte each up to 127 topics). The codes come back in the scan's order (DuckDB keeps the files'
@@ -82,6 +83,9 @@ def stream_topics(
         bar.close()
     model = fit_topic_model(kept, options, pool_size=n)
     codes = np.zeros(n, dtype=np.int8 if len(model.names) < 128 else np.int16)
+    if sample is None:  # every text was fitted: its code is known
+        codes[:] = model.fit_codes
+        return topic_series(codes, pd.RangeIndex(n), model, n, model.fit_blank, sampled=n)
     blank = 0
     start = 0
     bar = _progress(progress, n, "assigning topics")
