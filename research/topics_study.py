@@ -42,7 +42,7 @@ from slicewise.studies.engine import CellSpec, study_cells
 from slicewise.studies.summary import CellStudy
 
 from . import per_slice, realdata
-from .stamp import stamp
+from .stamp import code_version, stamp
 
 
 def family_wise(cell: CellStudy, method: str = "auto", level: float = 0.95) -> pd.DataFrame:
@@ -132,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default="docs/results/topics")
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
+    commit = code_version()  # the tree the run starts from, even if a commit lands meanwhile
     budgets = tuple(int(b) for b in args.budgets.split(","))
     data = realdata.alpaca_eval(families=["dataset"])
     cells = list(data.family("dataset").cells)[: args.candidates]
@@ -171,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
     fw_summary.columns = ["_".join(c for c in col if c) for col in flat]
     table.to_csv(out / "alpaca_eval_slices.csv", index=False)
     familywise.to_csv(out / "alpaca_eval_familywise.csv", index=False)
-    text = stamp("python -m research.topics_study " + " ".join(argv))
+    text = stamp("python -m research.topics_study " + " ".join(argv), commit=commit)
     text += f"\n\n{time.perf_counter() - start:.0f} s\n\nTopics (label-free, budget={args.topic_budget}):\n\n"
     text += "\n".join(sizes) + "\n\nPer slice (auto against the gold-only mean):\n\n"
     text += (
