@@ -39,16 +39,6 @@ def _batches(source: Any, column: str) -> Iterator[list[object]]:
             yield batch.column(0).to_pylist()
 
 
-def _progress(enabled: bool, total: int, what: str) -> Any:
-    if not enabled:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # the progress extra is not installed: scan silently
-        return None
-    return tqdm(total=total, unit="rows", unit_scale=True, desc=what)
-
-
 def stream_topics(
     pool: object,
     text: str,
@@ -58,7 +48,7 @@ def stream_topics(
     progress: bool = False,
 ) -> pd.Series:
     """:func:`slicewise.topics` of a Parquet path, DuckDB relation or (connection, query)."""
-    from ..sources.duckdb import open_duckdb
+    from ..sources.duckdb import open_duckdb, progress_bar
     from .model import fit_topic_model
 
     source = open_duckdb(pool)
@@ -71,7 +61,7 @@ def stream_topics(
     wanted = np.arange(n) if sample is None else sample
     kept: list[str] = []
     start = 0
-    bar = _progress(progress, n, "checking the texts of the pool")
+    bar = progress_bar(progress, n, "checking the texts of the pool")
     for values in _batches(source, column):
         texts = text_values(values, column=column, func=FUNC, offset=start)
         lo, hi = np.searchsorted(wanted, [start, start + len(texts)])
@@ -88,7 +78,7 @@ def stream_topics(
         return topic_series(codes, pd.RangeIndex(n), model, n, model.fit_blank, sampled=n)
     blank = 0
     start = 0
-    bar = _progress(progress, n, "assigning topics")
+    bar = progress_bar(progress, n, "assigning topics")
     for values in _batches(source, column):
         texts = [str(v) for v in values]
         found, missing = model.assign(texts)
