@@ -104,6 +104,9 @@ results: $(VENV)/.installed-dev
 	python -m research.floor_cost --reps 10 --cells 2 --out $(GEN)/floor_cost.md
 	python -m research.df_cost --reps 10 --cells 2 --datasets llmbar,pandalm,unieval,wmt_mqm_ted,alpaca_eval,psn_irt --out $(GEN)/df_cost.md
 	$(STAMP) --log $(GEN)/setting_b_coverage.md -- python -m research.setting_b_coverage --reps 200 --study
+	@echo "==> semantic profiles: topics against the shipped axis (topics/), their speed (generated/bench_topics.md)"
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m research.topics_study --reps 200 --budgets 100,200 --candidates 5 --out docs/results/topics
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(STAMP) --log $(GEN)/bench_topics.md -- python -m benchmarks.bench_topics --rows 100000,1000000
 	@echo "==> adaptive against uniform labeling (generated/adaptive_*.md)"
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(STAMP) --log $(GEN)/adaptive_sims.md -- python -m benchmarks.bench_adaptive --reps 30 --method auto --only split-judge,setting-b,setting-c,specialist-i3 --multipliers 1,1.5,2
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(STAMP) --log $(GEN)/adaptive_real.md -- python -m benchmarks.bench_adaptive --reps 30 --method auto --only alpacaeval,psn-irt,unieval,llmbar --multipliers 1,1.5,2

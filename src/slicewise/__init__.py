@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .selection.cv import SelectionResult, select
     from .studies.engine import study
     from .studies.summary import StudyResult
+    from .topics import topics
 
 #: Public name -> the module that defines it (relative to this package).
 _EXPORTS: dict[str, str] = {
@@ -75,6 +76,7 @@ _EXPORTS: dict[str, str] = {
     "sample": ".domains.sample",
     "select": ".selection.cv",
     "study": ".studies.engine",
+    "topics": ".topics",
     "validate": ".domains",
 }
 
@@ -112,6 +114,7 @@ __all__ = [
     "sample",
     "select",
     "study",
+    "topics",
     "validate",
 ]
 

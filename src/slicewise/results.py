@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
     from matplotlib.axes import Axes
 
+    from .results_worst import WorstSlices
+
 
 class ConfidenceInterval(NamedTuple):
     """Pointwise interval bounds, arrays of the result's shape."""
@@ -294,6 +296,31 @@ class ProfileResult(Report):
         if bounded is None:
             return self.unit_labels and self.params.get("estimand") != "gap"
         return check_bounded(bounded, func=func)
+
+    def worst(self, level: float = 0.95, k: int | None = None) -> WorstSlices:
+        """The slices where the model is worst, with family-wise confidence ``level``.
+
+        Family-wise (simultaneous) intervals over every slice, at Šidák's per-interval level
+        1 - level^(1/J) for the J slices with an interval (of the same kind as :meth:`ci`:
+        Wilson-type for a mean of labels, widened by any bias bound), and the slices that could
+        be among the ``k`` lowest (default 1): those with fewer than ``k`` other slices wholly
+        below them. With probability at least ``level`` every interval covers its slice, and
+        then the candidates include the true worst slices. Higher labels are better.
+        See :mod:`slicewise.inference.worst` for why Šidák's level is the max-|t| one here.
+
+        Parameters
+        ----------
+        level : float, default 0.95
+        k : int, optional
+            How many worst slices are asked about (default 1).
+
+        Returns
+        -------
+        WorstSlices
+        """
+        from .results_worst import worst_slices
+
+        return worst_slices(self, level=level, k=k)
 
     def with_level(self, level: float) -> ProfileResult:
         """The same result reporting intervals at another level (a new object)."""

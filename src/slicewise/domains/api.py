@@ -1,6 +1,6 @@
 """Public entry points for design-based disaggregated evaluation: :func:`domains` (estimate every
 domain) and :func:`validate` (design-based cross-validation); :func:`slicewise.sample` (draw a
-probability sample) is in :mod:`.domain_sample`. Input is validated once, in :mod:`.domain_input`;
+probability sample) is in :mod:`.sample`. Input is validated once, in :mod:`.input`;
 the estimators assume clean arrays.
 """
 

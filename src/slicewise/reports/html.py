@@ -209,6 +209,7 @@ def profile_html(
     context: Mapping[str, object] | None = None,
 ) -> str:
     """The HTML report of a profile (or of a gap between two models, which is a profile)."""
+    from .html_worst import worst_section
     from .plot import plot_profile
 
     axis = ", ".join(result.z_names)
@@ -244,6 +245,7 @@ def profile_html(
         section("What the method chose and why", bullets(text.explain_choice(result))),
         section("Warnings", bullets(warnings, warn=True)),
         section("Per slice", table(_slice_table(result))),
+        worst_section(result),
         section("Data", key_values(_data_rows(result, label, ctx))),
         section("Notes from the estimator", bullets(list(result.notes))),
         reproduce(ctx),
