@@ -61,7 +61,17 @@ def _in_memory(table: object, method: str, id: str | None) -> bool:
         if not is_parquet_path(table):
             return True
         if Path(table).is_file():
-            return method not in STREAMED_METHODS or id is not None
+            return method not in STREAMED_METHODS or id is not None or not _has_duckdb()
+        return False
+    return True
+
+
+def _has_duckdb() -> bool:
+    """Whether duckdb imports: without it a single Parquet file is read whole by pyarrow (a
+    required dependency), so that it works, and a corrupt file is reported as such."""
+    try:
+        import duckdb  # noqa: F401
+    except ImportError:
         return False
     return True
 
