@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .._display import Displayed
 from .._typing import FloatArray, Kind, ObjectArray, Target
 from .._validation import check_choice, check_common, check_level, check_positive_int, check_rng
 from ..data.pairs import PAIRED_SIGNALS, PairedSignals, common_items, labeled_for_all
@@ -41,8 +42,8 @@ CORRECTIONS: tuple[Correction, ...] = ("maxt", "bonferroni")
 BLOCK = 4096
 
 
-@dataclass(frozen=True, eq=False)
-class ModelRanking:
+@dataclass(frozen=True, eq=False, repr=False)
+class ModelRanking(Displayed):
     """All pairwise gaps of several models across the profile, with simultaneous intervals.
 
     Attributes

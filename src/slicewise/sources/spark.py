@@ -191,7 +191,7 @@ def _executors_message(frame: Any, missing: str) -> str:
         where = f"master {context.master!r}, worker Python {context.pythonExec!r}"
     except Exception:  # Spark Connect
         where = "a Spark Connect session"
-    version = "%d.%d" % sys.version_info[:2]
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
     return (
         f"The Spark executors' Python cannot import {missing!r} ({where}). slicewise runs its "
         f"passes in the executors' Python workers, which need Python {version} (the driver's) "
