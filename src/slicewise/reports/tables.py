@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from .._display import Table, cells
+from .output import TABLE_COLUMNS
 
 if TYPE_CHECKING:
     from ..models.deploy import DeploymentScore
@@ -129,16 +130,7 @@ def deploy_table(result: DeploymentScore) -> Table:
         f"DeploymentScore: {result.method} deployment-weighted score ({result.kind} Z); "
         f"target={result.target}; {result.level:.0%} interval"
     )
-    columns = [
-        "estimate",
-        "lower",
-        "upper",
-        "se",
-        "naive_estimate",
-        "naive_se",
-        "n_labeled",
-        "n_pool",
-    ]
+    columns = [*TABLE_COLUMNS[:6], "n_labeled", "n_pool"]  # the CLI table's first six
     return frame_table(
         title, [], result.to_frame(), columns, _notes(result.notes, "res.notes for all")
     )
