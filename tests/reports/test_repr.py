@@ -51,7 +51,8 @@ def test_every_result_type_has_a_short_repr_and_html(every_result: dict[str, Any
         assert "array(" not in text, name  # the dataclass repr dumped every array
         assert text.startswith(type(result).__name__ + ":"), name
         page = result._repr_html_()
-        assert "<table" in page and "</table>" in page, name
+        assert "<table" in page, name
+        assert "</table>" in page, name
 
 
 def test_text_and_html_render_one_table_model(every_result: dict[str, Any]) -> None:
@@ -78,3 +79,29 @@ def test_long_tables_are_cut_in_the_repr_not_in_to_frame(results: dict[str, Any]
 def test_unknown_types_say_so() -> None:
     with pytest.raises(TypeError, match="no table renderer for int"):
         _display.table(3)
+
+
+def test_borrowed_means_the_same_in_the_table_and_the_notes() -> None:
+    """The flag is ``smoothing.area.borrowed``: a smoothed domain whose own direct estimate has
+    shrinkage weight below BORROWED_WEIGHT (0.5). The note said 'below 0.9' (issue 31)."""
+    import numpy as np
+    import pandas as pd
+
+    from slicewise.smoothing.area import BORROWED_WEIGHT
+
+    rng = np.random.default_rng(0)
+    m = 2000
+    d = rng.integers(0, 40, m)
+    y = (rng.random(m) < 0.5 + 0.02 * (d % 5)).astype(float)
+    judge = y + rng.normal(0, 0.5, m)
+    labeled = rng.random(m) < 0.04  # about 2 labels per domain: some borrow, most not
+    table = pd.DataFrame({"d": d, "s": judge, "y": np.where(labeled, y, np.nan), "pi": 0.04})
+    res = sw.domains(table, domain="d", label="y", signals="s", inclusion="pi")
+    frame = res.to_frame()
+    assert frame["borrowed"].any()
+    assert (frame.loc[frame["borrowed"], "shrinkage"] < BORROWED_WEIGHT).all()
+    kept = frame["shrinkage"].notna() & ~frame["borrowed"]
+    assert (frame.loc[kept, "shrinkage"] >= BORROWED_WEIGHT).all()
+    text = " ".join(res.summary().split())
+    assert f"{int(frame['borrowed'].sum())} of {len(frame)} domains take more than half" in text
+    assert f"shrinkage weight below {BORROWED_WEIGHT:g}" in text

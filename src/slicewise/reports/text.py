@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..smoothing.area import BORROWED_WEIGHT
+
 if TYPE_CHECKING:
     from ..models.profiles import ModelProfiles
     from ..results import ProfileResult
@@ -126,8 +128,10 @@ def plain_warnings(result: ProfileResult) -> list[str]:
     if result.borrowed.any():
         count = int(result.borrowed.sum())
         out.append(
-            f"{count} of {result.size} slices borrow strength from other slices (marked "
-            "'borrowed'): their estimate leans on what the rest of the axis shows."
+            f"{count} of {result.size} slices take more than half of their estimate from "
+            "elsewhere (marked 'borrowed'): from a coefficient pooled across the axis, or, for a "
+            "smoothed slice, from the other slices (its own direct estimate has shrinkage weight "
+            f"below {BORROWED_WEIGHT:g})."
         )
     if result.n_labeled == result.n_pool:
         out.append("Every item is labeled: the estimate is the labeled mean itself.")
@@ -258,8 +262,9 @@ def domain_warnings(result: DomainResult) -> list[str]:
         )
     if result.borrowed.any():
         out.append(
-            f"{int(result.borrowed.sum())} of {result.size} domains lean on the other domains "
-            "(their own direct estimate has weight below 0.9)."
+            f"{int(result.borrowed.sum())} of {result.size} domains take more than half of "
+            "their estimate from the other domains (marked 'borrowed': their own direct estimate "
+            f"has shrinkage weight below {BORROWED_WEIGHT:g})."
         )
     return out
 
