@@ -65,6 +65,20 @@ def df_column(df: FloatArray) -> FloatArray:
     return np.where(np.isfinite(df) & (df > 0), df, np.inf)
 
 
+def within_gap_range(estimate: Any, low: Any, high: Any) -> ConfidenceInterval:
+    """A gap's interval intersected with [-1, 1], where a difference of two labels in [0, 1]
+    lies (issue 31: with few labels a Student t quantile of df 1 gave +-248). Intersecting an
+    interval with the parameter space never lowers its coverage; the interval still contains
+    the estimate, which a linear adjustment can put slightly outside."""
+    est = np.asarray(estimate, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        lo = np.fmin(np.maximum(np.asarray(low, dtype=np.float64), -1.0), est)
+        hi = np.fmax(np.minimum(np.asarray(high, dtype=np.float64), 1.0), est)
+    return ConfidenceInterval(
+        low=np.where(np.isnan(low), np.nan, lo), high=np.where(np.isnan(high), np.nan, hi)
+    )
+
+
 def _frozen(array: object, dtype: Any = np.float64) -> Any:
     out = np.array(array, dtype=dtype, copy=True)
     out.setflags(write=False)
@@ -249,6 +263,8 @@ class ProfileResult(Report):
         bound = np.zeros(self.size) if self.bias_bound is None else self.bias_bound
         if not self.bounded_intervals(bounded, func=func):
             low, high = interval_bounds(self.estimate, self.se, crit, bound)
+            if self.params.get("estimand") == "gap":
+                return within_gap_range(self.estimate, low, high)
             return ConfidenceInterval(low=low, high=high)
         if self.params.get("estimand") == "gap":
             raise ValueError(

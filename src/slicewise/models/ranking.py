@@ -32,7 +32,7 @@ from ..locality.weights import make_locality
 from ..methods.base import LabeledSet, MethodFit, PoolContext
 from ..methods.options import DEFAULTS, MethodOptions
 from ..methods.run import fit_with_warnings
-from ..results import ConfidenceInterval, normal_interval
+from ..results import ConfidenceInterval, normal_interval, within_gap_range
 from .influence import INFLUENCE_METHODS, InfluenceMethod, influence_pieces, scaled_influence
 
 Correction = Literal["maxt", "bonferroni"]
@@ -133,12 +133,13 @@ class ModelRanking(Displayed):
         levels alpha* <= alpha.
         """
         half = self.critical_values(level) * self.se
-        return ConfidenceInterval(low=self.estimate - half, high=self.estimate + half)
+        return within_gap_range(self.estimate, self.estimate - half, self.estimate + half)
 
     def pointwise_ci(self, level: float | None = None) -> ConfidenceInterval:
         """Pointwise (unadjusted) intervals, shape (P, G): those of :func:`gap` (Student t)."""
         lvl = self.level if level is None else check_level(level, func="pointwise_ci")
-        return normal_interval(self.estimate, self.se, lvl, self.df)
+        interval = normal_interval(self.estimate, self.se, lvl, self.df)
+        return within_gap_range(self.estimate, interval.low, interval.high)
 
     def _z_frame(self) -> pd.DataFrame:
         if self.z.ndim == 1:
