@@ -16,6 +16,8 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from . import _display
+
 if TYPE_CHECKING:
     from .api import profile
     from .data.designs import DesignSample
@@ -149,3 +151,11 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
+
+
+def _load_renderers() -> object:
+    """Register the reports' renderers of every result type (:mod:`slicewise._display`)."""
+    return importlib.import_module(".reports.register", __name__)
+
+
+_display.set_loader(_load_renderers)

@@ -200,7 +200,10 @@ def profile(
         arguments = dict(locals())
         from .sources.profile import profile_source
 
-        return profile_source(**arguments)
+        scanned = profile_source(**arguments)
+        if isinstance(scanned, ProfileResult):
+            return scanned
+        table, gold, on = scanned, None, None  # read into memory, gold labels joined
     method = check_choice(method, tuple(METHODS), name="method", func=FUNC)
     target = check_choice(target, TARGETS, name="target", func=FUNC)
     level = check_level(level, func=FUNC)

@@ -6,11 +6,13 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from . import _display as display
+from ._display import Displayed
 from ._typing import BoolArray, FloatArray, ObjectArray
 from ._validation import check_level
 
@@ -65,27 +67,35 @@ def df_column(df: FloatArray) -> FloatArray:
     return np.where(np.isfinite(df) & (df > 0), df, np.inf)
 
 
+def within_gap_range(estimate: Any, low: Any, high: Any) -> ConfidenceInterval:
+    """A gap's interval intersected with [-1, 1], where a difference of two labels in [0, 1]
+    lies (issue 31: with few labels a Student t quantile of df 1 gave +-248). Intersecting an
+    interval with the parameter space never lowers its coverage; the interval still contains
+    the estimate, which a linear adjustment can put slightly outside."""
+    est = np.asarray(estimate, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        lo = np.fmin(np.maximum(np.asarray(low, dtype=np.float64), -1.0), est)
+        hi = np.fmax(np.minimum(np.asarray(high, dtype=np.float64), 1.0), est)
+    return ConfidenceInterval(
+        low=np.where(np.isnan(low), np.nan, lo), high=np.where(np.isnan(high), np.nan, hi)
+    )
+
+
 def _frozen(array: object, dtype: Any = np.float64) -> Any:
     out = np.array(array, dtype=dtype, copy=True)
     out.setflags(write=False)
     return out
 
 
-class Report:
-    """``summary()``, ``str()`` and ``to_html()`` of a result type, drawn by the report functions
-    its class names: ``_summary`` in :mod:`slicewise.reports.text`, ``_html`` in
-    :mod:`slicewise.reports.html` (one shape for profiles, domains and many models)."""
-
-    _summary: ClassVar[str]
-    _html: ClassVar[str]
+class Report(Displayed):
+    """``summary()``, ``str()``, ``to_html()``, a short ``repr`` and ``_repr_html_`` of a result
+    type, drawn by the renderers :mod:`slicewise.reports.register` registers for it
+    (:mod:`slicewise._display`): one shape for profiles, domains and many models."""
 
     def summary(self) -> str:
         """A readable report: what was estimated, the method and why, one row per slice (or
         domain, or model), warnings. The JSON-ready description is :meth:`to_dict`."""
-        from .reports import text
-
-        out: str = getattr(text, self._summary)(self)
-        return out
+        return display.text(self)
 
     def __str__(self) -> str:
         return self.summary()
@@ -105,13 +115,10 @@ class Report:
         and how to reproduce it. ``label`` names the measured column; ``context`` adds rows
         such as ``{'data': 'items.csv', 'signals': 'judge, conf', 'command': '...'}``.
         """
-        from .reports import html
-
-        out: str = getattr(html, self._html)(self, path, title=title, label=label, context=context)
-        return out
+        return display.html(self, path, title=title, label=label, context=context)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ProfileResult(Report):
     """An estimated profile theta(z) on a grid, with its uncertainty and diagnostics.
 
@@ -159,9 +166,6 @@ class ProfileResult(Report):
         True when the estimate is a mean of labels that all lie in [0, 1] (not a gap): its
         intervals are then the Wilson-type ones of :meth:`ci` by default.
     """
-
-    _summary: ClassVar[str] = "profile_summary"
-    _html: ClassVar[str] = "profile_html"
 
     z: ObjectArray
     estimate: FloatArray
@@ -273,6 +277,8 @@ class ProfileResult(Report):
         bound = np.zeros(self.size) if self.bias_bound is None else self.bias_bound
         if not self.bounded_intervals(bounded, func=func):
             low, high = interval_bounds(self.estimate, self.se, crit, bound)
+            if self.params.get("estimand") == "gap":
+                return within_gap_range(self.estimate, low, high)
             return ConfidenceInterval(low=low, high=high)
         if self.params.get("estimand") == "gap":
             raise ValueError(
@@ -394,9 +400,8 @@ class ProfileResult(Report):
         level : float, optional
             Interval level (default: the result's own).
         """
-        from .reports.plot import plot_profile
-
-        return plot_profile(self, ax=ax, naive=naive, truth=truth, level=level)
+        out: Axes = display.plot(self, ax=ax, naive=naive, truth=truth, level=level)
+        return out
 
 
 def robust_ci(

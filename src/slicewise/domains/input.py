@@ -26,6 +26,7 @@ from ..data.designs import (
     DomainSample,
 )
 from ..data.files import as_frame
+from ..data.inclusion import warn_pool_size
 from ..data.table import ItemTable, _check_columns, _numeric
 from ..estimators.survey.base import pool_means
 from ..methods.base import LabeledSet
@@ -202,6 +203,7 @@ def prepare(
                 "inclusion probabilities must lie in (0, 1]."
             )
         pi = raw
+        warn_pool_size(pi, len(frame), inclusion, stacklevel=4)
         family = "poisson"
         if strata is not None:
             family = "stratified"

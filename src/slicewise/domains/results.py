@@ -8,11 +8,13 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from .. import _display as display
+from .._display import Displayed
 from .._typing import BoolArray, FloatArray, ObjectArray
 from .._validation import check_level
 from ..results import (
@@ -104,7 +106,7 @@ def _degenerate_floor(naive_estimate: FloatArray, n_labeled_eff: FloatArray) -> 
     return out
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class DomainResult(Report):
     """Estimated domain means with their uncertainty and shrinkage diagnostics.
 
@@ -129,7 +131,7 @@ class DomainResult(Report):
     borrowed : ndarray of bool, shape (D,)
         True where the estimate leans on other domains: the smoothed point is reported and the
         domain's own direct estimate has shrinkage weight below 0.5, or it has no direct
-        standard error (:func:`slicewise.smoothing.area.borrowed`, the rule of profiles too).
+        standard error (:class:`slicewise.smoothing.objective.Borrowing`, the rule of profiles too).
     params : mapping
     notes : tuple of str
     bias_bound : ndarray of shape (D,), optional
@@ -142,9 +144,6 @@ class DomainResult(Report):
         Each domain's labeled effective size, Kish's (sum w)^2 / sum w^2 of the design
         weights w = 1 / pi of its labeled units (the labeled count under SRS within domains).
     """
-
-    _summary: ClassVar[str] = "domain_summary"
-    _html: ClassVar[str] = "domain_html"
 
     domain: ObjectArray
     domain_names: tuple[str, ...]
@@ -324,13 +323,12 @@ class DomainResult(Report):
             Known domain means to overlay (fully labeled tables).
         level : float, optional
         """
-        from ..reports.plot_domains import plot_domains
+        out: Axes = display.plot(self, ax=ax, direct=direct, truth=truth, level=level)
+        return out
 
-        return plot_domains(self, ax=ax, direct=direct, truth=truth, level=level)
 
-
-@dataclass(frozen=True, eq=False)
-class ValidationResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class ValidationResult(Displayed):
     """Design-based cross-validation of several domain estimators.
 
     The per-domain interface (``estimate``, ``se``, ``ci``, ``to_frame``, ``plot``) is that of

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._display import Displayed
 from .._typing import FloatArray, IntArray, Kind, ObjectArray, Target
 from .._validation import check_choice, check_common, check_level
 from ..data.table import make_table
@@ -71,8 +72,8 @@ from .influence import (
 FUNC = "deployment_score"
 
 
-@dataclass(frozen=True, eq=False)
-class DeploymentScore:
+@dataclass(frozen=True, eq=False, repr=False)
+class DeploymentScore(Displayed):
     """A deployment-weighted score psi = E_Q[theta(Z)] with its uncertainty.
 
     Attributes

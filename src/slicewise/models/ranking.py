@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .._display import Displayed
 from .._typing import FloatArray, Kind, ObjectArray, Target
 from .._validation import check_choice, check_common, check_level, check_positive_int, check_rng
 from ..data.pairs import PAIRED_SIGNALS, PairedSignals, common_items, labeled_for_all
@@ -31,7 +32,7 @@ from ..locality.weights import make_locality
 from ..methods.base import LabeledSet, MethodFit, PoolContext
 from ..methods.options import DEFAULTS, MethodOptions
 from ..methods.run import fit_with_warnings
-from ..results import ConfidenceInterval, normal_interval
+from ..results import ConfidenceInterval, normal_interval, within_gap_range
 from .influence import INFLUENCE_METHODS, InfluenceMethod, influence_pieces, scaled_influence
 
 Correction = Literal["maxt", "bonferroni"]
@@ -41,8 +42,8 @@ CORRECTIONS: tuple[Correction, ...] = ("maxt", "bonferroni")
 BLOCK = 4096
 
 
-@dataclass(frozen=True, eq=False)
-class ModelRanking:
+@dataclass(frozen=True, eq=False, repr=False)
+class ModelRanking(Displayed):
     """All pairwise gaps of several models across the profile, with simultaneous intervals.
 
     Attributes
@@ -132,12 +133,13 @@ class ModelRanking:
         levels alpha* <= alpha.
         """
         half = self.critical_values(level) * self.se
-        return ConfidenceInterval(low=self.estimate - half, high=self.estimate + half)
+        return within_gap_range(self.estimate, self.estimate - half, self.estimate + half)
 
     def pointwise_ci(self, level: float | None = None) -> ConfidenceInterval:
         """Pointwise (unadjusted) intervals, shape (P, G): those of :func:`gap` (Student t)."""
         lvl = self.level if level is None else check_level(level, func="pointwise_ci")
-        return normal_interval(self.estimate, self.se, lvl, self.df)
+        interval = normal_interval(self.estimate, self.se, lvl, self.df)
+        return within_gap_range(self.estimate, interval.low, interval.high)
 
     def _z_frame(self) -> pd.DataFrame:
         if self.z.ndim == 1:

@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .. import _display as display
+from .._display import Displayed
 from .._typing import FloatArray, IntArray
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 
-@dataclass(frozen=True, eq=False)
-class PlanResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class PlanResult(Displayed):
     """Labels needed per grid point to reach a target half-width.
 
     Attributes
@@ -102,9 +104,7 @@ class PlanResult:
 
     def plot(self, ax: Axes | None = None) -> Axes:
         """Current and predicted half-widths against the target, with n_more per grid point."""
-        from ..reports.plot_plan import plot_plan
-
-        out: Axes = plot_plan(self, ax=ax)
+        out: Axes = display.plot(self, ax=ax)
         return out
 
     def __str__(self) -> str:

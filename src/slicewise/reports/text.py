@@ -143,8 +143,10 @@ def plain_warnings(result: ProfileResult) -> list[str]:
     if result.borrowed.any():
         count = int(result.borrowed.sum())
         out.append(
-            f"{count} of {result.size} slices borrow strength from other slices (marked "
-            "'borrowed'): their estimate leans on what the rest of the axis shows."
+            f"{count} of {result.size} slices take more than half of their estimate from "
+            "elsewhere (marked 'borrowed'): from a coefficient pooled across the axis, or, for a "
+            "smoothed slice, from the other slices (its own direct estimate has shrinkage weight "
+            f"below {BORROWED_WEIGHT:g})."
         )
     if result.n_labeled == result.n_pool:
         out.append("Every item is labeled: the estimate is the labeled mean itself.")
@@ -276,9 +278,9 @@ def domain_warnings(result: DomainResult) -> list[str]:
         )
     if result.borrowed.any():
         out.append(
-            f"{int(result.borrowed.sum())} of {result.size} domains lean on the other domains "
-            f"(their own direct estimate carries less than {BORROWED_WEIGHT:g} of the reported "
-            "one: column 'own weight')."
+            f"{int(result.borrowed.sum())} of {result.size} domains take more than half of "
+            "their estimate from the other domains (marked 'borrowed': their own direct estimate "
+            f"carries less than {BORROWED_WEIGHT:g} of the reported one, column 'own weight')."
         )
     return out
 
