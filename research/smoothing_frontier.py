@@ -19,6 +19,7 @@ import pandas as pd
 from scipy import stats
 
 from slicewise.inference.bounded import interval_bounds
+from slicewise.inference.variance import plus_two_variance
 from slicewise.results import critical_value
 from slicewise.smoothing.area import fit_area_model
 from slicewise.smoothing.linear_mixed import AreaModel
@@ -285,7 +286,13 @@ def make_ensemble(model: str) -> Rule:
 
 
 def make_lt(
-    model: str, c: float, interval: str = "hull", rho: float | None = None, n0: float = 10.0
+    model: str,
+    c: float,
+    interval: str = "hull",
+    rho: float | None = None,
+    n0: float = 10.0,
+    taper: float | None = None,
+    taper_all: bool = True,
 ) -> Rule:
     """Limited translation: the direct estimate moved toward the smoothed one by at most c se.
 
@@ -293,7 +300,10 @@ def make_lt(
     interval 'hull': the interval of the point widened by the realised shift (contains the
     direct interval); 'aware': bias-aware around the point with the bias bound c se (cva);
     'direct': the slice's own interval. rho: the cap per slice is min(c, sqrt(max(rho^2 g - 1,
-    0))) se with g the realised gain naive_var / direct_var.
+    0))) se with g the realised gain naive_var / direct_var. taper a: the shift is scaled by
+    clip(2 - |direct - m| / (a se), 0, 1), m the model's regression value (|smoothed - direct|
+    / (1 - w)): a slice further than a se from the regression borrows less, beyond 2a nothing
+    (capped slices only unless ``taper_all``).
     """
 
     def rule(d: Draws, b: int, r: int, cache: dict[Any, Any]) -> Fitted:
@@ -303,6 +313,10 @@ def make_lt(
         df = d["direct_df"][b, r]
         if fit is None:
             return rule_direct(d, b, r, cache)
+        # as the product: a slice with one label gets the plus-two se (methods.smoothed)
+        plus_two = plus_two_variance(d["n_eff"][b, r], np.clip(direct, 0.0, 1.0))
+        fraction = np.clip(np.nan_to_num(d["fraction"][b, r]), 0.0, 1.0)
+        se = np.where(np.isfinite(se), se, np.sqrt((1.0 - fraction) * plus_two))
         smooth = fit[0]
         cap = np.full(direct.shape, c)
         if rho is not None:
@@ -314,6 +328,14 @@ def make_lt(
         ok = np.isfinite(smooth) & np.isfinite(se)
         with np.errstate(invalid="ignore"):
             shift = np.where(ok, np.clip(smooth - direct, -cap * se, cap * se), 0.0)
+        if taper is not None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                away = np.abs(smooth - direct) / np.maximum(1.0 - fit[2], 1e-12) / se
+                factor = np.clip(2.0 - away / taper, 0.0, 1.0)
+            factor = np.where(np.isfinite(factor), factor, 1.0)
+            if not taper_all:
+                factor = np.where(np.isfinite(cap), factor, 1.0)
+            shift = shift * factor
         nose = np.isfinite(smooth) & ~np.isfinite(se)
         est = np.where(nose, smooth, direct + shift)
         if interval == "direct":
@@ -350,6 +372,10 @@ RULES: dict[str, Rule] = {
     "rho1.1-pps": make_lt("pp-s", 3.0, rho=1.1),
     "rho1.1-t": make_lt("t", 3.0, rho=1.1),
     "nocap-pps": make_lt("pp-s", np.inf),
+    "rd0.5-1.5-pps": make_lt("pp-s", 0.5, taper=1.5),
+    "rd0.5-1.5c-pps": make_lt("pp-s", 0.5, taper=1.5, taper_all=False),
+    "rd0.6-1.2-pps": make_lt("pp-s", 0.6, taper=1.2),
+    "rd0.4-2.0-pps": make_lt("pp-s", 0.4, taper=2.0),
 }
 
 
