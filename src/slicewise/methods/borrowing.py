@@ -436,13 +436,14 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     smallest cross-validated variance summed over grid points; naive is kept unless a candidate
     scores below 0.98 x naive. On disjoint domains (categorical or exact-level ordinal profiles)
     the chosen direct estimates are then smoothed with a Bayesian Fay-Herriot model
-    (:mod:`slicewise.methods.smoothed`; ``smooth='none'`` turns this off), and the criterion
-    weighs each domain's variance by the square of its preliminary shrinkage weight, since that
-    is how much of it survives smoothing. The result's notes and params report the choice and
-    every candidate's score; ``borrowed`` marks grid points that lean on the pooled coefficient
-    or on the smoothing model. Intervals are those of the chosen estimator (posterior intervals
-    after smoothing); their coverage after selection is measured in the test suite and
-    docs/results.
+    (:mod:`slicewise.methods.smoothed`; ``smooth='none'`` turns this off) under
+    ``options.objective`` (:mod:`slicewise.smoothing.objective`), and the criterion weighs each
+    domain's variance by the square of the share of its direct estimate that the smoothing will
+    report, since that is how much of it survives. The result's notes and params report the
+    choice and every candidate's score; ``borrowed`` marks grid points that lean on the pooled
+    coefficient or on the smoothing model. Intervals are those of the chosen estimator, widened
+    by the shift of a smoothed slice (``'slice'``) or the model's (``'ensemble'``); their
+    coverage after selection is measured in the test suite and docs/results.
 
     With inclusion probabilities (``labeled.pi``) every candidate is design-weighted: the
     coefficients, the cross-fitted estimate (the unlabeled rest from residuals weighted by
