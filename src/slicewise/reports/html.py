@@ -328,6 +328,7 @@ def domain_html(
     sections = [
         figure(svg, f"{result.method} estimates with {round(result.level * 100)}% intervals."),
         section("Method", bullets([text.method_description(result.method) or result.method])),
+        section("Promise", bullets([text.promise(result.params)])),
         section("Warnings", bullets(text.domain_warnings(result), warn=True)),
         section("Per domain", table(text.domain_table(result))),
         section("Data", key_values(data)),
