@@ -179,10 +179,11 @@ def borrow(
         shift = full_shift
         model_based = fitted
     else:
-        cap = np.where(n_labeled < PRECISE_LABELS, np.inf, TRANSLATION)
-        limit = np.where(has_se, cap * np.where(has_se, direct_se, 0.0), 0.0)
+        limit = np.where(
+            n_labeled < PRECISE_LABELS, np.inf, TRANSLATION * np.where(has_se, direct_se, 0.0)
+        )
         shift = np.clip(full_shift, -limit, limit)
-        model_based = fitted & has_direct & ~has_se | (fitted & ~has_direct)
+        model_based = fitted & ~has_se
     estimate = np.where(model_based, smoothed, np.where(has_direct, direct + shift, np.nan))
     se = np.where(model_based, smoothed_se, direct_se)
     bound = np.where(model_based, 0.0, np.abs(shift))
