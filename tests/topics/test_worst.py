@@ -72,7 +72,7 @@ def test_familywise_coverage_against_known_truth() -> None:
         worst = res.worst()
         covered += bool(((worst.lower <= truth) & (truth <= worst.upper)).all())
         worst_in += bool(worst.candidate[int(np.argmin(truth))])
-    # pinned (seeds 100-299): the count, and a one-sided binomial test against 0.95
-    assert covered == 193
+    # seeds 100-299: 193 covered with the per-slice guard, 199 under the slice objective's
+    # hull intervals; the claim is family-wise coverage of at least 0.95 (one-sided binomial test)
     assert stats.binomtest(covered, reps, 0.95, alternative="less").pvalue > 0.01
     assert worst_in >= covered
