@@ -402,41 +402,86 @@ def frontier(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: Plot names of the rules; the rest keep their key.
+PLOT_NAMES = {
+    "direct": "direct (no smoothing)",
+    "default": "round-2 default (guard)",
+    "ens-pps": "ensemble: PP-S as published",
+    "nocap-pps": "PP-S, hull interval",
+    "guard-pps": "guard: no shrinkage at >= 10 labels",
+}
+
+
+def _plot_name(rule: str) -> str:
+    if rule in PLOT_NAMES:
+        return PLOT_NAMES[rule]
+    if rule.startswith("lt") and rule.endswith("-pps"):
+        return f"limited translation c={rule[2:-4]}"
+    if rule.startswith("lt") and rule.endswith("-t"):
+        return f"Student-t effects, c={rule[2:-2]}"
+    if rule.startswith("rd"):
+        return f"redescending taper {rule[2:].removesuffix('-pps')}"
+    return rule
+
+
 def plot_frontier(table: pd.DataFrame, path: Path, chosen: str) -> None:
-    """Total MSE against the worst slice's RMSE ratio and bias, one point per rule."""
+    """Total MSE against the worst slice's RMSE ratio and bias, one point per rule.
+
+    Each point carries a number, and the key under the plot names its rules: rules that land on
+    the same point (the same estimates with other intervals) share a number.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), constrained_layout=True)
+    columns = ["total_mse_vs_direct", "worst_rmse_ratio20", "worst_bias_sd20"]
+    groups = list(
+        table.assign(**{c: table[c].round(3) for c in columns})
+        .sort_values("total_mse_vs_direct", ascending=False)
+        .groupby(columns, sort=False)["rule"]
+    )
+    fig, axes = plt.subplots(1, 2, figsize=(12, 6.2), constrained_layout=True)
     for ax, column, label in (
         (axes[0], "worst_rmse_ratio20", "worst slice's RMSE / its gold-only RMSE"),
         (axes[1], "worst_bias_sd20", "worst slice's |bias| / sd"),
     ):
-        for _, row in table.iterrows():
-            special = row["rule"] == chosen
+        for number, (values, rules) in enumerate(groups, start=1):
+            y, point = values[0], dict(zip(columns, values, strict=True))[column]
+            special = chosen in set(rules)
             ax.scatter(
-                row[column],
-                row["total_mse_vs_direct"],
+                point,
+                y,
                 s=90 if special else 30,
                 color="crimson" if special else "steelblue",
                 zorder=3 if special else 2,
             )
             ax.annotate(
-                str(row["rule"]) + (" (default)" if special else ""),
-                (row[column], row["total_mse_vs_direct"]),
+                str(number),
+                (point, y),
                 textcoords="offset points",
-                xytext=(5, 3),
+                xytext=(5, 3 if number % 2 else -9),
                 fontsize=8,
+                fontweight="bold" if special else "normal",
             )
         ax.set_xlabel(label + " (slices with >= 20 expected labels)")
         ax.set_ylabel("total MSE / direct estimate's (geometric mean)")
         ax.grid(alpha=0.3)
     axes[0].axvline(1.1, color="grey", ls="--", lw=1)
     axes[1].axvline(0.35, color="grey", ls="--", lw=1)
-    fig.suptitle("Smoothing rules on the real families: total error against the worst slice")
-    fig.savefig(path, dpi=120)
+    key = [
+        f"{number}: "
+        + " / ".join(_plot_name(r) + (" (chosen)" if r == chosen else "") for r in rules)
+        for number, (_, rules) in enumerate(groups, start=1)
+    ]
+    half = (len(key) + 1) // 2
+    fig.text(0.02, 0.0, "\n".join(key[:half]), fontsize=8, va="top", ha="left")
+    fig.text(0.52, 0.0, "\n".join(key[half:]), fontsize=8, va="top", ha="left")
+    fig.suptitle(
+        "Smoothing rules on the real families: total error against the worst slice"
+        " (dashed: issue 29's per-slice limits)"
+    )
+    fig.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(fig)
 
 
