@@ -96,6 +96,7 @@ def run(reps: int, n: int, seed: int, objectives: tuple[str, ...]) -> pd.DataFra
                 "per_domain_re": " ".join(
                     f"{v:.2f}" for v in np.mean(base**2, axis=0) / np.mean(e**2, axis=0)
                 ),
+                "per_domain_bias_mcse": " ".join(f"{v:.1f}" for v in e.mean(axis=0) / mcse),
                 "per_domain_coverage": " ".join(
                     f"{v:.3f}" for v in np.array(cov[name]).mean(axis=0)
                 )
