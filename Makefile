@@ -1,13 +1,21 @@
 # Two entry points on a fresh machine with Python 3.11 and pip:
 #   make demo   -- builds .venv, installs slicewise, runs `slicewise demo`
-#   make test   -- builds .venv with the dev extras, runs ruff, mypy --strict and the whole test suite
+#   make test   -- builds .venv with the dev extras at the exact versions of requirements/lock.txt,
+#                  runs ruff, mypy --strict and the whole test suite
+# and two for the dependencies:
+#   make test-latest -- the same checks in .venv-latest, with the newest versions pyproject.toml allows
+#   make lock        -- regenerates requirements/lock.txt from pyproject.toml (newest versions allowed;
+#                       run it after changing a dependency or an extra, and commit the lock)
 # and one for the measured results (hours; not part of `make test`):
 #   make results -- regenerates every table in docs/results, each stamped with its command and commit
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
+LOCK := requirements/lock.txt
+# the extras `make test` installs; `make lock` pins them and everything they pull in
+EXTRAS := dev,plot,progress
 
-.PHONY: demo test lint typecheck pytest browser-deps bench results results-smoke clean
+.PHONY: demo test test-latest lock lint typecheck pytest browser-deps bench results results-smoke clean
 
 $(BIN)/python:
 	@echo "==> creating the virtualenv $(VENV) with $(PYTHON)"
@@ -15,14 +23,25 @@ $(BIN)/python:
 	@echo "==> upgrading pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed-base: pyproject.toml | $(BIN)/python
-	@echo "==> installing slicewise with numpy, scipy, pandas, scikit-learn, matplotlib (about a minute on a fresh machine)"
-	$(BIN)/python -m pip install --quiet -e ".[plot,progress]"
+$(VENV)/.installed-base: pyproject.toml $(LOCK) | $(BIN)/python
+	@echo "==> installing slicewise with numpy, scipy, pandas, scikit-learn, matplotlib at the versions of $(LOCK) (about a minute on a fresh machine)"
+	$(BIN)/python -m pip install --quiet -c $(LOCK) -e ".[plot,progress]"
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	@echo "==> installing slicewise with the dev extras (pytest, ruff, mypy, statsmodels, selenium; a few minutes on a fresh machine)"
-	$(BIN)/python -m pip install --quiet -e ".[dev,plot,progress]"
+# The exact versions of the lock; the check after it fails when pyproject.toml asks for a package
+# the lock does not pin (then run `make lock`). `make test-latest` sets LATEST=1: newest versions.
+$(VENV)/.installed-dev: pyproject.toml $(LOCK) | $(BIN)/python
+ifeq ($(LATEST),1)
+	@echo "==> installing slicewise with the dev extras at the newest versions allowed (a few minutes)"
+	$(BIN)/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[$(EXTRAS)]"
+	$(BIN)/python -m pip freeze --exclude-editable | sed 's/^/    /'
+else
+	@echo "==> installing slicewise with the dev extras at the versions of $(LOCK) (a few minutes on a fresh machine)"
+	$(BIN)/python -m pip install --quiet -r $(LOCK) -e ".[$(EXTRAS)]"
+	@$(BIN)/python -m pip freeze --exclude-editable | sort > $(VENV)/.frozen
+	@grep -v '^#' $(LOCK) | sort | diff - $(VENV)/.frozen \
+	  || { echo "==> $(VENV) differs from $(LOCK) (lines marked > are not pinned): run make lock"; exit 1; }
+endif
 	touch $@ $(VENV)/.installed-base
 
 demo: $(VENV)/.installed-base
@@ -51,6 +70,24 @@ pytest: $(VENV)/.installed-dev browser-deps
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --durations=15
 
 test: lint typecheck pytest
+
+# The same checks against the newest releases, in a virtualenv of its own (rebuilt every time).
+test-latest:
+	rm -f .venv-latest/.installed-dev .venv-latest/.installed-base
+	$(MAKE) test VENV=.venv-latest LATEST=1
+
+# Resolve pyproject.toml afresh in a throwaway virtualenv and pin what it installed.
+lock:
+	rm -rf .venv-lock
+	$(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet --upgrade pip
+	.venv-lock/bin/python -m pip install --quiet ".[$(EXTRAS)]"
+	mkdir -p $(dir $(LOCK))
+	{ echo "# Exact versions for \`make test\` (Python 3.11): the extras $(EXTRAS) of pyproject.toml and"; \
+	  echo "# everything they pull in. Regenerate with \`make lock\` after changing a dependency; commit it."; \
+	  .venv-lock/bin/python -m pip freeze --exclude slicewise; } > $(LOCK)
+	rm -rf .venv-lock
+	@echo "==> wrote $(LOCK): $$(grep -c '==' $(LOCK)) pinned packages"
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.bench_core
@@ -104,6 +141,9 @@ results: $(VENV)/.installed-dev
 	python -m research.floor_cost --reps 10 --cells 2 --out $(GEN)/floor_cost.md
 	python -m research.df_cost --reps 10 --cells 2 --datasets llmbar,pandalm,unieval,wmt_mqm_ted,alpaca_eval,psn_irt --out $(GEN)/df_cost.md
 	$(STAMP) --log $(GEN)/setting_b_coverage.md -- python -m research.setting_b_coverage --reps 200 --study
+	@echo "==> semantic profiles: topics against the shipped axis (topics/), their speed (generated/bench_topics.md)"
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python -m research.topics_study --reps 200 --budgets 100,200 --candidates 5 --out docs/results/topics
+	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(STAMP) --log $(GEN)/bench_topics.md -- python -m benchmarks.bench_topics --rows 100000,1000000
 	@echo "==> adaptive against uniform labeling (generated/adaptive_*.md)"
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(STAMP) --log $(GEN)/adaptive_sims.md -- python -m benchmarks.bench_adaptive --reps 30 --method auto --only split-judge,setting-b,setting-c,specialist-i3 --multipliers 1,1.5,2
 	OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 $(STAMP) --log $(GEN)/adaptive_real.md -- python -m benchmarks.bench_adaptive --reps 30 --method auto --only alpacaeval,psn-irt,unieval,llmbar --multipliers 1,1.5,2
@@ -128,4 +168,4 @@ results-smoke: $(VENV)/.installed-dev
 	$(STAMP) --tables /tmp/sw_results_smoke -- slicewise simulate setting-b --methods naive,lace --budgets 500 --reps 3 --seed 0 --no-progress --out /tmp/sw_results_smoke
 
 clean:
-	rm -rf $(VENV) demo-output .pytest_cache .mypy_cache .ruff_cache
+	rm -rf .venv .venv-latest .venv-lock demo-output .pytest_cache .mypy_cache .ruff_cache

@@ -27,9 +27,9 @@ from slicewise.data.designs import (
     draw_stratified,
     sample_from_design,
 )
-from slicewise.domains import domain_result
-from slicewise.selection.dbcv import design_cv
-from slicewise.smoothing.domains import DomainFit, DomainProblem, fit_domains
+from slicewise.domains.api import domain_result
+from slicewise.domains.dbcv import design_cv
+from slicewise.domains.fit import DomainFit, DomainProblem, fit_domains
 
 
 def interval_score(

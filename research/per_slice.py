@@ -81,6 +81,7 @@ def slice_table(
                     "coverage": float(np.mean(in_a)),
                     "coverage_naive": float(np.mean(in_n)),
                     "bias": float(ea.mean()),
+                    "sd": float(ea.std(ddof=1)),
                     "bias_z": float(ea.mean() / mcse) if mcse > 0 else 0.0,
                     "bias_naive": float(en.mean()),
                     "bias_z_naive": float(en.mean() / mcse_n) if mcse_n > 0 else 0.0,
@@ -117,6 +118,12 @@ def family_summary(slices: pd.DataFrame) -> pd.DataFrame:
                 "biased_20": int((big["bias_z"].abs() > 3).sum()),
                 "naive_biased_20": int((big["bias_z_naive"].abs() > 3).sum()),
                 "worse_20": int(big["worse"].sum()),
+                "max_rmse_ratio_20": float((big["rmse_auto"] / big["rmse_naive"]).max())
+                if len(big)
+                else np.nan,
+                "max_bias_sd_20": float((big["bias"].abs() / big["sd"]).max())
+                if len(big) and "sd" in big
+                else np.nan,
                 "worst_coverage_all": float(part["coverage"].min()),
             }
         )

@@ -49,12 +49,13 @@ import pandas as pd
 
 from slicewise._typing import FloatArray, IntArray
 from slicewise.data.designs import sample_from_design
-from slicewise.domain_input import prepare
-from slicewise.domains import domains, labels_mean
+from slicewise.domains.api import domains, labels_mean
+from slicewise.domains.fit import DomainProblem, fit_domains
+from slicewise.domains.input import prepare
 from slicewise.inference.bounded import interval_bounds
 from slicewise.reports.markdown import markdown_table
 from slicewise.results import critical_value
-from slicewise.smoothing.domains import DomainProblem, fit_domains
+from slicewise.smoothing.objective import OBJECTIVES
 
 from .domain_harness import HarnessSpec, draw_sample, fit_interval
 from .realdata import DATA_DIR
@@ -86,7 +87,9 @@ class Cell:
     y: FloatArray
 
 
-def _problem(frame: pd.DataFrame, domain: str, signals: Sequence[str]) -> tuple[Cell, str]:
+def _problem(
+    frame: pd.DataFrame, domain: str, signals: Sequence[str], objective: str
+) -> tuple[Cell, str]:
     prepared = prepare(
         frame,
         domain=domain,
@@ -101,6 +104,7 @@ def _problem(frame: pd.DataFrame, domain: str, signals: Sequence[str]) -> tuple[
         variance_df=DEFAULTS["variance_df"],
         prior_scale=DEFAULTS["prior_scale"],
         func="per_slice_domains",
+        objective=objective,
     )
     cell = Cell(
         name="",
@@ -112,21 +116,21 @@ def _problem(frame: pd.DataFrame, domain: str, signals: Sequence[str]) -> tuple[
     return cell, str(DEFAULTS["method"])
 
 
-def psn_cells() -> list[Cell]:
+def psn_cells(objective: str) -> list[Cell]:
     """12 candidates, 11 benchmarks, the other 11 models as signals."""
     frame = pd.read_csv(DATA_DIR / "psn_irt" / "items.csv")
     cells = []
     for candidate in PSN_MODELS:
         others = [m for m in PSN_MODELS if m != candidate]
         table = frame[["benchmark", *others]].assign(y=frame[candidate].astype(float))
-        cell, _ = _problem(table, "benchmark", others)
+        cell, _ = _problem(table, "benchmark", others, objective)
         cells.append(
             Cell(candidate, cell.problem, cell.domain, cell.domain_labels, cell.y),
         )
     return cells
 
 
-def lmarena_cells() -> list[Cell]:
+def lmarena_cells(objective: str) -> list[Cell]:
     """298 model pairs, the reward model's verdict as the signal."""
     battles = pd.read_csv(DATA_DIR / "lmarena" / "battles.csv").sort_values(
         ["group_id", "id"], kind="stable"
@@ -138,7 +142,7 @@ def lmarena_cells() -> list[Cell]:
             "y": battles["winner"].astype(float),
         }
     )
-    cell, _ = _problem(table, "pair", ["prediction"])
+    cell, _ = _problem(table, "pair", ["prediction"], objective)
     return [Cell("all pairs", cell.problem, cell.domain, cell.domain_labels, cell.y)]
 
 
@@ -201,8 +205,8 @@ def _reps(spec: HarnessSpec, seeds: Sequence[np.random.SeedSequence]) -> dict[st
                 n_labeled_eff=n_eff,
             )
             out["low"][i, m, -1], out["high"][i, m, -1] = low, high
-            if "smoothed" in fit.params:
-                out["smoothed"][i] = np.asarray(fit.params["smoothed"], dtype=np.float64)
+            if "moved" in fit.params:
+                out["smoothed"][i] = np.asarray(fit.params["moved"], dtype=np.float64)
     return out
 
 
@@ -325,6 +329,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=20260918)
     parser.add_argument("--out", default="docs/results/per_slice_domains")
+    parser.add_argument("--objective", choices=OBJECTIVES, default=DEFAULTS["objective"])
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     fractions = (
@@ -332,7 +337,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.budgets is None
         else tuple(float(b) for b in args.budgets.split(","))
     )
-    cells = (psn_cells() if args.dataset == "psn_irt" else lmarena_cells())[: args.cells]
+    build = psn_cells if args.dataset == "psn_irt" else lmarena_cells
+    cells = build(args.objective)[: args.cells]
     method = str(DEFAULTS["method"])
     start = time.perf_counter()
     tables = []
@@ -348,15 +354,15 @@ def main(argv: list[str] | None = None) -> None:
     summary.insert(0, "dataset", args.dataset)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    slices.to_csv(out / f"{args.dataset}_domains.csv", index=False)
-    summary.to_csv(out / f"{args.dataset}_summary.csv", index=False)
+    name = args.dataset + ("" if args.objective == DEFAULTS["objective"] else f"_{args.objective}")
+    slices.to_csv(out / f"{name}_domains.csv", index=False)
+    summary.to_csv(out / f"{name}_summary.csv", index=False)
     text = stamp("python -m research.per_slice_domains " + " ".join(argv))
     text += (
-        f"\n\nmethod {method!r}, {args.reps} draws, {time.perf_counter() - start:.0f} s\n\n"
-        + markdown_table(summary, digits=3)
-        + "\n"
+        f"\n\nmethod {method!r}, objective {args.objective!r}, {args.reps} draws, "
+        f"{time.perf_counter() - start:.0f} s\n\n" + markdown_table(summary, digits=3) + "\n"
     )
-    (out / f"{args.dataset}.md").write_text(text)
+    (out / f"{name}.md").write_text(text)
     print(text)
 
 

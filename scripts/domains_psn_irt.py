@@ -3,7 +3,9 @@
 Two settings, both with a 10% stratified (proportional) budget and repeated draws:
 
 * ``single``: one candidate model, the 11 benchmarks as domains, the other 11 models'
-  correctness as auxiliaries (PPI's prediction is their mean);
+  correctness as auxiliaries (PPI's prediction is their mean); PP-TS adds a skill-area level
+  above the benchmarks (:data:`AREAS`: the closest analogue here of the PP-S paper's task
+  types inside benchmarks);
 * ``crossed``: all 12 models x 11 benchmarks = 132 domains, units = model-item pairs, no
   auxiliary (every model is a target, so no other model's labels are cheap), and PP-TS has
   crossed model and benchmark effects.
@@ -12,6 +14,8 @@ Run from the repository root:
 
     python -m scripts.domains_psn_irt --setting single --candidate model_0 --reps 100
     python -m scripts.domains_psn_irt --setting crossed --reps 100
+    python -m scripts.domains_psn_irt --setting single --candidate all --reps 100 \
+        --objective ensemble --direct greg --no-dbcv   # the PP-S paper's estimators
 """
 
 from __future__ import annotations
@@ -30,11 +34,26 @@ import numpy as np
 import pandas as pd
 
 from research.domain_harness import run_harness
+from slicewise._typing import OBJECTIVES
+from slicewise.domains.fit import DomainProblem
 from slicewise.reports.markdown import markdown_table
-from slicewise.smoothing.domains import DomainProblem
 
 DATA = Path("..") / "shared" / "data" / "psn_irt" / "items.csv"
 MODELS = [f"model_{k}" for k in range(12)]
+#: A skill area for each benchmark: the taxonomy level of PP-TS in the single setting.
+AREAS = {
+    "GSM8K": "math",
+    "MATH": "math",
+    "TheoremQA": "math",
+    "HumanEval": "code",
+    "MBPP": "code",
+    "MMLU": "knowledge",
+    "ARC-C": "knowledge",
+    "GPQA Diamond": "knowledge",
+    "Chinese SimpleQA": "knowledge",
+    "BBH": "reasoning",
+    "HellaSwag": "reasoning",
+}
 
 
 def single(frame: pd.DataFrame, candidate: str, args: argparse.Namespace) -> pd.DataFrame:
@@ -44,14 +63,18 @@ def single(frame: pd.DataFrame, candidate: str, args: argparse.Namespace) -> pd.
     y = frame[candidate].to_numpy(dtype=np.float64)
     domain = codes.astype(np.intp)
     n_dom = labels.size
+    area_codes = pd.factorize(pd.Series([AREAS[str(b)] for b in labels]), sort=True)[0]
     problem = DomainProblem(
         auxiliaries=aux,
         prediction=aux.mean(axis=1),
         covariates=None,
-        direct="greg-or-hajek",  # what sw.domains smooths by default
+        taxonomy=(area_codes.astype(np.intp),),
+        taxonomy_names=("area",),
+        direct=args.direct,
         variance_df=args.variance_df,
+        objective=args.objective,
     )
-    methods = ("ht", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s")
+    methods = ("ht", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts")
     candidates = ("ht", "ppi", "greg", "greg-or-hajek", "fh", "pp-s")
     return run(problem, domain, y, methods, candidates, n_dom, args)
 
@@ -83,6 +106,7 @@ def crossed(frame: pd.DataFrame, args: argparse.Namespace) -> None:
         taxonomy_names=("model", "benchmark"),
         direct="ht",
         variance_df=args.variance_df,
+        objective=args.objective,
     )
     methods = ("ht", "fh", "pp-s", "pp-ts")
     run(problem, domain, y, methods, methods, n_dom, args)
@@ -146,6 +170,13 @@ def main() -> None:
     parser.add_argument("--per-domain", action="store_true")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=20260918)
+    parser.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0])
+    parser.add_argument(
+        "--direct",
+        choices=("greg-or-hajek", "greg", "ht"),
+        default="greg-or-hajek",
+        help="direct estimator under the smoothing (greg: the PP-S paper's)",
+    )
     args = parser.parse_args()
     frame = pd.read_csv(DATA)
     if args.setting == "single" and args.candidate == "all":
@@ -158,7 +189,7 @@ def main() -> None:
                 | {f"rmse {m}": table.loc[m, "rmse"] for m in table.index}
                 | {
                     f"cover {m}": table.loc[m, "coverage"]
-                    for m in ("ht", "greg", "greg-or-hajek", "fh", "pp-s")
+                    for m in ("ht", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts")
                 }
             )
         print("\n### all candidates\n")

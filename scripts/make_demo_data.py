@@ -6,6 +6,7 @@ baseline gpt4_1106_preview, rescaled to [0, 1] (preference - 1). Cheap signals: 
 preferences on the same instruction (how hard the instruction is against the baseline) and the log
 of claude-2.1's output length. Profiles: log instruction length (continuous) and source dataset
 (categorical). A seeded random 10% keeps its gold label; `truth` keeps every label for comparison.
+The instructions' text goes to a second file, for topics found from the text (`demo --topics`).
 
 Run from the repository root: python scripts/make_demo_data.py
 """
@@ -20,6 +21,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT.parent / "shared" / "data" / "alpaca_eval"
 OUT = ROOT / "src" / "slicewise" / "datasets" / "alpaca_eval_claude21.csv"
+#: The instructions' text, for ``slicewise demo --topics`` (``load_demo(instructions=True)``).
+TEXT_OUT = ROOT / "src" / "slicewise" / "datasets" / "alpaca_eval_instructions.csv"
 CANDIDATE = "claude-2.1"
 OTHERS = [
     "claude",
@@ -53,6 +56,7 @@ def main() -> None:
     gold[labeled] = frame["truth"].to_numpy()[labeled]
     frame["gold"] = gold
     frame.reset_index().to_csv(OUT, index=False)
+    items[["instruction"]].reset_index().to_csv(TEXT_OUT, index=False)
     print(f"wrote {OUT.relative_to(ROOT)}: {len(frame)} items, {len(labeled)} labeled")
 
 

@@ -16,13 +16,16 @@ import sys
 import types
 from typing import TYPE_CHECKING, Any
 
+from . import _display, _hooks
+
 if TYPE_CHECKING:
     from .api import profile
     from .data.designs import DesignSample
     from .data.table import ItemTable, make_table
     from .datasets import load_demo
-    from .domain_sample import sample
     from .domains import domains, validate
+    from .domains.results import DomainResult, ValidationResult
+    from .domains.sample import sample
     from .exceptions import InvalidParameterError, LabelSelectionWarning
     from .methods.registry import methods
     from .models.cascade import CascadePlan, cascade, cascade_break_even
@@ -35,10 +38,10 @@ if TYPE_CHECKING:
     from .planning.plan import plan
     from .planning.result import PlanResult
     from .results import ConfidenceInterval, ProfileResult
-    from .results_domain import DomainResult, ValidationResult
     from .selection.cv import SelectionResult, select
     from .studies.engine import study
     from .studies.summary import StudyResult
+    from .topics import topics
 
 #: Public name -> the module that defines it (relative to this package).
 _EXPORTS: dict[str, str] = {
@@ -46,7 +49,7 @@ _EXPORTS: dict[str, str] = {
     "ConfidenceInterval": ".results",
     "DeploymentScore": ".models.deploy",
     "DesignSample": ".data.designs",
-    "DomainResult": ".results_domain",
+    "DomainResult": ".domains.results",
     "InvalidParameterError": ".exceptions",
     "ItemTable": ".data.table",
     "LabelSelectionWarning": ".exceptions",
@@ -57,7 +60,7 @@ _EXPORTS: dict[str, str] = {
     "SelectionResult": ".selection.cv",
     "StudyResult": ".studies.summary",
     "UnpairedLabelsWarning": ".models.gaps",
-    "ValidationResult": ".results_domain",
+    "ValidationResult": ".domains.results",
     "cascade": ".models.cascade",
     "cascade_break_even": ".models.cascade",
     "deployment_score": ".models.deploy",
@@ -72,9 +75,10 @@ _EXPORTS: dict[str, str] = {
     "profile_models": ".models.profiles",
     "rank_models": ".models.ranking",
     "read_deploy": ".models.deploy_mix",
-    "sample": ".domain_sample",
+    "sample": ".domains.sample",
     "select": ".selection.cv",
     "study": ".studies.engine",
+    "topics": ".topics",
     "validate": ".domains",
 }
 
@@ -112,6 +116,7 @@ __all__ = [
     "sample",
     "select",
     "study",
+    "topics",
     "validate",
 ]
 
@@ -146,3 +151,20 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
+
+
+def _load_renderers() -> object:
+    """Register the reports' renderers of every result type (:mod:`slicewise._display`)."""
+    return importlib.import_module(".reports.register", __name__)
+
+
+_display.set_loader(_load_renderers)
+
+
+def _design_saving(result: Any, *args: Any) -> Any:
+    """The planning feature ``sw.profile`` reports (:mod:`slicewise._hooks`), imported on first use."""
+    module = importlib.import_module(".planning.saving", __name__)
+    return module.with_design_saving(result, *args)
+
+
+_hooks.set_design_saving(_design_saving)

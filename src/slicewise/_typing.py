@@ -25,6 +25,10 @@ PoolKernel: TypeAlias = "KernelMatrix | BlockKernel"
 
 Kind: TypeAlias = Literal["continuous", "ordinal", "categorical"]
 Target: TypeAlias = Literal["pool", "population"]
+#: What smoothing across slices promises (:mod:`slicewise.smoothing.objective`).
+Objective: TypeAlias = Literal["slice", "ensemble"]
 
 KINDS: tuple[Kind, ...] = ("continuous", "ordinal", "categorical")
 TARGETS: tuple[Target, ...] = ("pool", "population")
+#: The objectives, the default first.
+OBJECTIVES: tuple[Objective, ...] = ("slice", "ensemble")

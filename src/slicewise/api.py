@@ -10,13 +10,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import _hooks
 from ._typing import TARGETS, FloatArray, Kind, Target
 from ._validation import check_choice, check_level
 from .data.files import read_table
 from .data.inclusion import read_inclusion
-from .data.table import ItemTable, MissingRule, make_table
+from .data.table import MissingRule, make_table
 from .inference.balance import balance_notes
-from .methods.base import LabeledSet, PoolContext
+from .methods.base import LabeledSet
 from .methods.options import DEFAULTS, MethodOptions
 from .methods.registry import METHODS, check_design_weights
 from .methods.run import Problem, build_context, pool_notes, run
@@ -48,6 +49,7 @@ def profile(
     learner: str = DEFAULTS.learner,
     folds: int = DEFAULTS.folds,
     smooth: str = DEFAULTS.smooth,
+    objective: str = DEFAULTS.objective,
     uncertainty: str | Sequence[str] | None = DEFAULTS.uncertainty,
     level: float = 0.95,
     target: Target = "pool",
@@ -117,9 +119,17 @@ def profile(
         ``sw.domains`` under the same names: ``'fh'`` the EBLUP at the REML estimate of the
         spread between domains, ``'pp-s'`` the Bayesian model integrated exactly over it.
         ``'auto'`` smooths the ``auto`` method only, with ``'pp-s'``; ``'fh'`` and ``'pp-s'``
-        smooth any method with a variance (``auto`` included); ``'none'`` never. Whatever the
-        model, only slices with fewer than 10 labels report the smoothed point, with an interval
-        that contains their own direct interval (:mod:`slicewise.smoothing.guard`).
+        smooth any method with a variance (``auto`` included); ``'none'`` never. What the
+        smoothed slices report depends on ``objective``.
+    objective : {'slice', 'ensemble'}, default 'slice'
+        What smoothing across slices promises (:mod:`slicewise.smoothing.objective`).
+        ``'slice'``: each slice's interval covers that slice; a slice with at least 10 labels
+        moves toward the smoothing model by at most 0.3 of its standard error, and every
+        moved slice's interval contains its own direct interval. ``'ensemble'``: the papers'
+        estimators (every slice smoothed, with the model's standard error): the least total
+        error, with intervals that cover on average over slices, not each slice;
+        ``res.ci(robust=True)`` gives the robust empirical-Bayes interval of Armstrong,
+        Kolesar and Plagborg-Moller (2022).
     uncertainty : str or list of str, optional
         Columns that say how reliable the signals are on each item (a judge's confidence):
         each enters the signals with its products with every signal, so a signal can count
@@ -197,7 +207,10 @@ def profile(
         arguments = dict(locals())
         from .sources.profile import profile_source
 
-        return profile_source(**arguments)
+        scanned = profile_source(**arguments)
+        if isinstance(scanned, ProfileResult):
+            return scanned
+        table, gold, on = scanned, None, None  # read into memory, gold labels joined
     method = check_choice(method, tuple(METHODS), name="method", func=FUNC)
     target = check_choice(target, TARGETS, name="target", func=FUNC)
     level = check_level(level, func=FUNC)
@@ -230,32 +243,5 @@ def profile(
     )
     result = run(problem, method, options, level=level, target=target)
     if labeled.pi is not None:
-        result = _with_design_saving(result, items, ctx, labeled.pi, signals)
+        result = _hooks.design_saving(result, items, ctx, labeled.pi, signals)
     return result
-
-
-def _with_design_saving(
-    result: ProfileResult,
-    items: ItemTable,
-    ctx: PoolContext,
-    pi: FloatArray,
-    signals: str | Sequence[str] | None,
-) -> ProfileResult:
-    """The result with the labels its design saved against uniform labeling
-    (:mod:`slicewise.planning.saving`) in its notes and ``params['design_saving']``; unchanged
-    when the probabilities are equal."""
-    from dataclasses import replace
-
-    from .planning.plan import _Pilot
-    from .planning.saving import design_saving
-
-    given = [signals] if isinstance(signals, str) else None if signals is None else list(signals)
-    pilot = _Pilot(items=items, ctx=ctx, labeled_rows=items.input_rows(items.labeled_index))
-    saving = design_saving(pilot, pi, given=given, level=result.level)
-    if saving is None:
-        return result
-    return replace(
-        result,
-        notes=(*result.notes, saving.note()),
-        params={**result.params, "design_saving": saving.to_params()},
-    )

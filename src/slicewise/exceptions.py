@@ -65,3 +65,14 @@ class LabelSelectionWarning(SlicewiseWarning):
     Labels chosen by the signals or by the label itself bias every estimate; pass the inclusion
     probabilities (``inclusion=``) when they are known.
     """
+
+
+class DuplicateItemsWarning(SlicewiseWarning):
+    """An id-like column repeats on rows that are counted as separate items (no ``id`` given):
+    repeated items count twice, so n grows and the standard errors shrink."""
+
+
+class InclusionProbabilityWarning(SlicewiseWarning):
+    """The inclusion probabilities disagree with the number of labeled items: the labeled items'
+    1 / pi_i do not add up to about the pool size, as they do under any sampling design whose
+    probabilities they are."""

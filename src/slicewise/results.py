@@ -6,11 +6,13 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from . import _display as display
+from ._display import Displayed
 from ._typing import BoolArray, FloatArray, ObjectArray
 from ._validation import check_level
 
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
     import os
 
     from matplotlib.axes import Axes
+
+    from .results_worst import WorstSlices
 
 
 class ConfidenceInterval(NamedTuple):
@@ -63,27 +67,35 @@ def df_column(df: FloatArray) -> FloatArray:
     return np.where(np.isfinite(df) & (df > 0), df, np.inf)
 
 
+def within_gap_range(estimate: Any, low: Any, high: Any) -> ConfidenceInterval:
+    """A gap's interval intersected with [-1, 1], where a difference of two labels in [0, 1]
+    lies (issue 31: with few labels a Student t quantile of df 1 gave +-248). Intersecting an
+    interval with the parameter space never lowers its coverage; the interval still contains
+    the estimate, which a linear adjustment can put slightly outside."""
+    est = np.asarray(estimate, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        lo = np.fmin(np.maximum(np.asarray(low, dtype=np.float64), -1.0), est)
+        hi = np.fmax(np.minimum(np.asarray(high, dtype=np.float64), 1.0), est)
+    return ConfidenceInterval(
+        low=np.where(np.isnan(low), np.nan, lo), high=np.where(np.isnan(high), np.nan, hi)
+    )
+
+
 def _frozen(array: object, dtype: Any = np.float64) -> Any:
     out = np.array(array, dtype=dtype, copy=True)
     out.setflags(write=False)
     return out
 
 
-class Report:
-    """``summary()``, ``str()`` and ``to_html()`` of a result type, drawn by the report functions
-    its class names: ``_summary`` in :mod:`slicewise.reports.text`, ``_html`` in
-    :mod:`slicewise.reports.html` (one shape for profiles, domains and many models)."""
-
-    _summary: ClassVar[str]
-    _html: ClassVar[str]
+class Report(Displayed):
+    """``summary()``, ``str()``, ``to_html()``, a short ``repr`` and ``_repr_html_`` of a result
+    type, drawn by the renderers :mod:`slicewise.reports.register` registers for it
+    (:mod:`slicewise._display`): one shape for profiles, domains and many models."""
 
     def summary(self) -> str:
         """A readable report: what was estimated, the method and why, one row per slice (or
         domain, or model), warnings. The JSON-ready description is :meth:`to_dict`."""
-        from .reports import text
-
-        out: str = getattr(text, self._summary)(self)
-        return out
+        return display.text(self)
 
     def __str__(self) -> str:
         return self.summary()
@@ -103,13 +115,10 @@ class Report:
         and how to reproduce it. ``label`` names the measured column; ``context`` adds rows
         such as ``{'data': 'items.csv', 'signals': 'judge, conf', 'command': '...'}``.
         """
-        from .reports import html
-
-        out: str = getattr(html, self._html)(self, path, title=title, label=label, context=context)
-        return out
+        return display.html(self, path, title=title, label=label, context=context)
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ProfileResult(Report):
     """An estimated profile theta(z) on a grid, with its uncertainty and diagnostics.
 
@@ -152,14 +161,11 @@ class ProfileResult(Report):
         Degrees of freedom of each point's interval (Student t); NaN means a normal interval.
     bias_bound : ndarray of shape (G,), optional
         Bound on the bias of a smoothed estimate, added to the half-width of every interval
-        (0 where the estimate is direct; :mod:`slicewise.smoothing.guard`).
+        (0 where the estimate is direct; :mod:`slicewise.smoothing.objective`).
     unit_labels : bool, default False
         True when the estimate is a mean of labels that all lie in [0, 1] (not a gap): its
         intervals are then the Wilson-type ones of :meth:`ci` by default.
     """
-
-    _summary: ClassVar[str] = "profile_summary"
-    _html: ClassVar[str] = "profile_html"
 
     z: ObjectArray
     estimate: FloatArray
@@ -228,7 +234,9 @@ class ProfileResult(Report):
         out: FloatArray = np.where(np.isfinite(ratio), ratio, np.nan)
         return out
 
-    def ci(self, level: float | None = None, *, bounded: bool | None = None) -> ConfidenceInterval:
+    def ci(
+        self, level: float | None = None, *, bounded: bool | None = None, robust: bool = False
+    ) -> ConfidenceInterval:
         """Pointwise intervals at ``level`` (default: the result's own level).
 
         Parameters
@@ -247,18 +255,30 @@ class ProfileResult(Report):
             effective labels: 0.88 for the gold-only mean over 400 label draws; the Wilson-type
             interval 0.95), because its standard error shrinks with the estimate.
 
-        Where an estimate is smoothed, both kinds are widened by its :attr:`bias_bound` b so that
-        they contain the slice's direct interval: +/- b on each side, or for the bounded kind
-        from the lower bound at estimate - b to the upper bound at estimate + b.
+        robust : bool, default False
+            For a profile smoothed under ``objective='ensemble'``: the robust empirical-Bayes
+            interval of Armstrong, Kolesar and Plagborg-Moller (2022,
+            :mod:`slicewise.inference.robust_eb`), which covers at ``level`` on average over the
+            slices whatever the distribution of their departures from the smoothing model
+            (NaN at slices that were not smoothed).
+
+        Where an estimate moved toward the smoothing model under ``objective='slice'``, both
+        kinds are widened by its :attr:`bias_bound` b so that they contain the slice's direct
+        interval: +/- b on each side, or for the bounded kind from the lower bound at
+        estimate - b to the upper bound at estimate + b.
         """
         from .inference.bounded import interval_bounds
 
         func = "ProfileResult.ci"
         lvl = self.level if level is None else check_level(level, func=func)
+        if robust:
+            return robust_ci(self, lvl, f"robust_se_{self.target}", bounded, func)
         crit = critical_value(lvl, self.df)
         bound = np.zeros(self.size) if self.bias_bound is None else self.bias_bound
         if not self.bounded_intervals(bounded, func=func):
             low, high = interval_bounds(self.estimate, self.se, crit, bound)
+            if self.params.get("estimand") == "gap":
+                return within_gap_range(self.estimate, low, high)
             return ConfidenceInterval(low=low, high=high)
         if self.params.get("estimand") == "gap":
             raise ValueError(
@@ -282,6 +302,31 @@ class ProfileResult(Report):
         if bounded is None:
             return self.unit_labels and self.params.get("estimand") != "gap"
         return check_bounded(bounded, func=func)
+
+    def worst(self, level: float = 0.95, k: int | None = None) -> WorstSlices:
+        """The slices where the model is worst, with family-wise confidence ``level``.
+
+        Family-wise (simultaneous) intervals over every slice, at Šidák's per-interval level
+        1 - level^(1/J) for the J slices with an interval (of the same kind as :meth:`ci`:
+        Wilson-type for a mean of labels, widened by any bias bound), and the slices that could
+        be among the ``k`` lowest (default 1): those with fewer than ``k`` other slices wholly
+        below them. With probability at least ``level`` every interval covers its slice, and
+        then the candidates include the true worst slices. Higher labels are better.
+        See :mod:`slicewise.inference.worst` for why Šidák's level is the max-|t| one here.
+
+        Parameters
+        ----------
+        level : float, default 0.95
+        k : int, optional
+            How many worst slices are asked about (default 1).
+
+        Returns
+        -------
+        WorstSlices
+        """
+        from .results_worst import worst_slices
+
+        return worst_slices(self, level=level, k=k)
 
     def with_level(self, level: float) -> ProfileResult:
         """The same result reporting intervals at another level (a new object)."""
@@ -355,9 +400,37 @@ class ProfileResult(Report):
         level : float, optional
             Interval level (default: the result's own).
         """
-        from .reports.plot import plot_profile
+        out: Axes = display.plot(self, ax=ax, naive=naive, truth=truth, level=level)
+        return out
 
-        return plot_profile(self, ax=ax, naive=naive, truth=truth, level=level)
+
+def robust_ci(
+    result: Any, level: float, se_key: str, bounded: bool | None, func: str
+) -> ConfidenceInterval:
+    """``ci(robust=True)`` of a profile or domain result (see :meth:`ProfileResult.ci`)."""
+    from .inference.robust_eb import robust_interval
+
+    if result.params.get("objective") != "ensemble" or se_key not in result.params:
+        raise ValueError(
+            f"The 'robust' parameter of {func} gives the robust empirical-Bayes interval of an "
+            "estimate smoothed under objective='ensemble'; this result was "
+            + (
+                "smoothed under objective='slice', whose intervals already cover each slice"
+                if result.params.get("objective") == "slice"
+                else "not smoothed"
+            )
+            + ". Got robust=True."
+        )
+    use = result.bounded_intervals(bounded, func=func)
+    low, high = robust_interval(
+        result.estimate,
+        np.asarray(result.params[se_key], dtype=np.float64),
+        np.asarray(result.params["robust_m2"], dtype=np.float64),
+        level,
+        naive_estimate=result.naive_estimate if use else None,
+        n_labeled_eff=result.n_labeled_eff if use else None,
+    )
+    return ConfidenceInterval(low=low, high=high)
 
 
 def _jsonable(value: Any) -> Any:

@@ -174,7 +174,8 @@ def test_profile_on_random_labels_says_so_without_warning() -> None:
             frame, z="level", signals=["judge", "other"], label="y", method="naive", kind="ordinal"
         )
     assert res.params["balance"]["alarm"] is False
-    assert res.notes[-1].startswith("The gold-labeled items look like a random sample")
+    assert res.notes[-1].startswith("The balance check found no sign")
+    assert "does not show they are a random sample" in res.notes[-1]
 
 
 def test_no_signals_means_no_check() -> None:
@@ -266,3 +267,44 @@ def test_strata_in_runs_give_the_statistic_of_shuffled_strata() -> None:
     assert runs.statistic == pytest.approx(mixed.statistic, rel=1e-12)
     np.testing.assert_allclose(runs.difference, mixed.difference, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(runs.adjusted_p, mixed.adjusted_p, rtol=1e-12)
+
+
+def test_label_dependent_sample_is_not_called_random() -> None:
+    """Issue 31: 90 positives and 30 negatives chosen by the label, a signal that predicts the
+    label weakly (judge = y + N(0, 3^2)): the selection shifts the signal by about 0.08 pool sd,
+    below what 120 labels can show, so the check passes; its note must not say that the labels
+    look like a random sample, and must say how large a shift it could have seen."""
+    rng = np.random.default_rng(1)
+    m = 1200
+    y = (rng.random(m) < 0.5).astype(float)
+    frame = pd.DataFrame({"g": rng.integers(0, 4, m), "s": y + rng.normal(0, 3, m)})
+    pick = np.concatenate(
+        [rng.choice(np.flatnonzero(y == 1), 90, replace=False),
+         rng.choice(np.flatnonzero(y == 0), 30, replace=False)]
+    )  # fmt: skip
+    frame["y"] = np.nan
+    frame.loc[pick, "y"] = y[pick]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SlicewiseWarning)
+        res = sw.profile(frame, z="g", label="y", signals=["s"], method="naive")
+    balance = res.params["balance"]
+    assert balance["alarm"] is False
+    note = next(n for n in res.notes if "balance check" in n)
+    assert "look like a random sample" not in note
+    assert f"{balance['detectable_sd']:.2f} pool sd" in note
+    # the stated detectable shift: (z_0.995 + z_0.8) sd(d_j) / n, about 3.42 / sqrt(120) here
+    assert 0.25 < balance["detectable_sd"] < 0.36
+
+
+def test_few_labels_say_the_check_has_little_power() -> None:
+    """With 20 labels the detectable shift is about 0.75 pool sd: the note says little power."""
+    rng = np.random.default_rng(2)
+    m = 400
+    frame = pd.DataFrame({"g": rng.integers(0, 2, m), "s": rng.normal(size=m)})
+    frame["y"] = np.nan
+    rows = rng.choice(m, 20, replace=False)
+    frame.loc[rows, "y"] = (rng.random(20) < 0.5).astype(float)
+    res = sw.profile(frame, z="g", label="y", signals=["s"], method="naive")
+    note = next(n for n in res.notes if "balance check" in n)
+    assert res.params["balance"]["detectable_sd"] > 0.5
+    assert "with 20 labels it has little power" in note

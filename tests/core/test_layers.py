@@ -1,6 +1,7 @@
-"""Imports point down the layers of docs/architecture.md: a module imports, at module level, only
-from its own package or from a package of a lower layer (imports inside functions, the lazy
-plotting and file paths, and those under ``TYPE_CHECKING`` are not counted)."""
+"""Imports point down the layers of docs/architecture.md: a module imports, at module level and
+inside its functions alike, only from its own package or from a package of a lower layer (only
+those under ``TYPE_CHECKING``, which never run, are not counted). Results reach the reports
+through :mod:`slicewise._display`, whose renderers the reports register by result type."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import slicewise
 
 #: Lowest first. A package may import from the packages before it (and from itself).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_typing", "_threads", "__version__", "exceptions"),
+    ("_typing", "_threads", "__version__", "exceptions", "_display", "_hooks"),
     ("_validation",),
     ("data", "datasets"),
     ("io",),
@@ -20,11 +21,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("estimators",),
     ("inference",),
     ("smoothing",),
-    ("results", "results_domain"),
+    ("results", "results_worst"),
     ("methods",),
-    ("selection", "models", "studies", "planning", "sources"),
-    ("domain_input",),
-    ("domains", "domain_sample", "api"),
+    ("selection", "models", "studies", "sources", "topics"),
+    ("domains", "api"),
+    ("planning",),
     ("reports",),
     ("cli", "__init__", "__main__"),
 )
@@ -32,11 +33,38 @@ RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 ROOT = Path(slicewise.__file__).parent
 
 
-def _module_level_targets(path: Path) -> list[tuple[str, int]]:
+def _imports(tree: ast.AST) -> list[ast.ImportFrom | ast.Import]:
+    """Every import statement of ``tree`` (in functions too), except under ``if TYPE_CHECKING:``."""
+    found: list[ast.ImportFrom | ast.Import] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _import_targets(path: Path) -> list[tuple[str, int]]:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     out = []
-    for node in ast.parse(path.read_text()).body:
-        if not isinstance(node, ast.ImportFrom) or node.level == 0:
+    for node in _imports(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):  # `import slicewise.x` spelled absolutely
+            out.extend(
+                (a.name.split(".")[1], node.lineno)
+                for a in node.names
+                if a.name.startswith("slicewise.")
+            )
+            continue
+        if node.level == 0:
+            module = node.module or ""
+            if module.startswith("slicewise."):
+                out.append((module.split(".")[1], node.lineno))
+            elif module == "slicewise":
+                out.extend((alias.name, node.lineno) for alias in node.names)
             continue
         base = parts[:-1][: len(parts) - node.level] if node.level > 1 else parts[:-1]
         target = [*base, *(node.module.split(".") if node.module else [])]
@@ -57,7 +85,18 @@ def test_imports_point_down() -> None:
     upward = []
     for path in sorted(ROOT.rglob("*.py")):
         own = path.relative_to(ROOT).parts[0].removesuffix(".py")
-        for target, line in _module_level_targets(path):
+        for target, line in _import_targets(path):
             if target != own and RANK[target] > RANK[own]:
                 upward.append(f"{path.relative_to(ROOT)}:{line} imports {target} ({own} is lower)")
     assert not upward, "\n".join(upward)
+
+
+def test_the_check_sees_imports_inside_functions() -> None:
+    """The walk finds an import in a function body and skips one under TYPE_CHECKING."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from ..reports import html\n"
+        "def f():\n    from ..reports.plot import plot_profile\n    return plot_profile\n"
+    )
+    found = [n.module for n in _imports(ast.parse(source)) if isinstance(n, ast.ImportFrom)]
+    assert sorted(map(str, found)) == ["reports.plot", "typing"]

@@ -39,6 +39,7 @@ BAD = {
     "learner": ("forest", "one of 'logistic', 'boosting'"),
     "folds": (1, "an integer >= 2"),
     "smooth": ("always", "one of 'auto', 'fh', 'pp-s', 'none'"),
+    "objective": ("average", "one of 'slice', 'ensemble'"),
     "rng": ("seed", "None, an int seed, a numpy SeedSequence or a numpy Generator"),
     "coef": ("beta", "an array (G, K) or a function of the grid point or None"),
     "uncertainty": (

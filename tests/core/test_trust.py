@@ -15,7 +15,7 @@ import pytest
 import slicewise as sw
 from slicewise.datasets import DEMO_SIGNALS, load_demo
 from slicewise.inference.bounded import interval_bounds
-from slicewise.smoothing.guard import PRECISE_LABELS, guard
+from slicewise.smoothing.objective import PRECISE_LABELS, TRANSLATION, borrow
 
 
 def _noise_frame(
@@ -84,7 +84,8 @@ def _outlier_frame(seed: int) -> tuple[pd.DataFrame, np.ndarray]:
 def test_smoothing_does_not_hide_the_slice_that_departs_from_the_others() -> None:
     """Round 1 shrank every benchmark toward the synthetic regression: on PSN-IRT the largest
     benchmark (about 270 labels) was biased by 8 MC standard errors and worse than gold-only.
-    Here the largest benchmark (about 330 labels) departs from the judge regression by -0.08."""
+    Here the largest benchmark (about 330 labels) departs from the judge regression by -0.08
+    (3.3 of its standard errors)."""
     reps = 60
     err, err_naive, covered = [], [], []
     for seed in range(reps):
@@ -98,30 +99,46 @@ def test_smoothing_does_not_hide_the_slice_that_departs_from_the_others() -> Non
         covered.append((low <= truth) & (truth <= high))
     e, en, cov = np.array(err), np.array(err_naive), np.array(covered)
     big = 0  # 'b00', the largest benchmark
-    assert abs(e[:, big].mean()) <= 3 * e[:, big].std(ddof=1) / np.sqrt(reps), e[:, big].mean()
+    # the slice objective moves it by at most TRANSLATION standard errors toward the others:
+    # its bias stays below 0.35 sd (measured: 0.32 sd; 0.66 sd without the cap)
+    sd = e[:, big].std(ddof=1)
+    assert abs(e[:, big].mean()) <= 0.35 * sd + 2 * sd / np.sqrt(reps), e[:, big].mean() / sd
     diff = e[:, big] ** 2 - en[:, big] ** 2
     assert diff.mean() <= 2 * diff.std(ddof=1) / np.sqrt(reps)
     assert cov[:, big].mean() >= 0.9, cov[:, big].mean()
     assert cov.mean() >= 0.93, cov.mean(axis=0)
 
 
-def test_guard_keeps_precise_slices_and_contains_the_direct_interval() -> None:
+def test_the_objectives_limit_or_take_the_smoothed_estimate() -> None:
     rng = np.random.default_rng(0)
     direct = rng.uniform(0.2, 0.8, 40)
     direct_se = rng.uniform(0.02, 0.1, 40)
     smoothed = direct + rng.normal(0, 0.1, 40)
     n_lab = rng.integers(1, 60, 40).astype(float)
-    out = guard(direct, direct_se, smoothed, np.full(40, 0.01), n_lab, 1.96)
+    weight = rng.uniform(0.05, 0.95, 40)
+    out = borrow(direct, direct_se, smoothed, np.full(40, 0.01), weight, n_lab, 1.96, "slice")
     precise = n_lab >= PRECISE_LABELS
-    np.testing.assert_array_equal(out.estimate[precise], direct[precise])
-    np.testing.assert_array_equal(out.bias_bound[precise], 0.0)
+    shift = smoothed - direct
+    # a precise slice moves toward the model by at most TRANSLATION standard errors
+    cap = TRANSLATION * direct_se[precise]
+    np.testing.assert_allclose(
+        out.estimate[precise], direct[precise] + np.clip(shift[precise], -cap, cap)
+    )
+    np.testing.assert_array_equal(out.capped[precise], np.abs(shift[precise]) > cap)
     np.testing.assert_array_equal(out.estimate[~precise], smoothed[~precise])
+    np.testing.assert_allclose(out.bias_bound, np.abs(out.estimate - direct), atol=1e-15)
     half = out.bias_bound + 1.96 * out.se
     assert np.all(out.estimate - half <= direct - 1.96 * direct_se + 1e-12)
     assert np.all(out.estimate + half >= direct + 1.96 * direct_se - 1e-12)
-    np.testing.assert_array_equal(
-        out.disagree, ~precise & (np.abs(smoothed - direct) > 1.96 * direct_se)
-    )
+    np.testing.assert_array_equal(out.disagree, np.abs(shift) > 1.96 * direct_se)
+    # the own weight: the model's where the slice takes its estimate, more where held back
+    np.testing.assert_allclose(out.own_weight[~precise], weight[~precise])
+    assert np.all(out.own_weight[precise] >= weight[precise] - 1e-12)
+    ens = borrow(direct, direct_se, smoothed, np.full(40, 0.01), weight, n_lab, 1.96, "ensemble")
+    np.testing.assert_array_equal(ens.estimate, smoothed)
+    np.testing.assert_array_equal(ens.se, np.full(40, 0.01))
+    np.testing.assert_array_equal(ens.bias_bound, 0.0)
+    np.testing.assert_array_equal(ens.own_weight, weight)
 
 
 def test_smoothed_profile_intervals_contain_the_direct_intervals() -> None:
@@ -138,9 +155,12 @@ def test_smoothed_profile_intervals_contain_the_direct_intervals() -> None:
         direct = sw.profile(frame, smooth="none", **kwargs)
     smoothed = np.asarray(res.params["smoothed"], dtype=bool)
     own = np.asarray(res.params["direct_estimate"])
+    own_se = np.asarray(res.params["direct_se"])
     assert smoothed.any()
-    assert np.all(res.n_labeled_eff[smoothed] < PRECISE_LABELS)
-    assert np.all(res.n_labeled_eff[~smoothed] >= PRECISE_LABELS)
+    precise = res.n_labeled_eff >= PRECISE_LABELS
+    assert precise.any()
+    assert (~precise).any()
+    assert np.all(np.abs(res.estimate - own)[precise] <= TRANSLATION * own_se[precise] + 1e-12)
     np.testing.assert_allclose(res.bias_bound[~smoothed], 0.0)
     np.testing.assert_allclose(res.estimate[~smoothed], own[~smoothed], rtol=1e-12)
     np.testing.assert_allclose(res.bias_bound, np.abs(res.estimate - own), atol=1e-12)

@@ -11,8 +11,8 @@ import pytest
 from _domain_helpers import stratified_sample
 
 from slicewise.data.designs import draw_stratified
-from slicewise.selection.dbcv import assign_folds, design_cv
-from slicewise.smoothing.domains import DomainProblem
+from slicewise.domains.dbcv import assign_folds, design_cv
+from slicewise.domains.fit import DomainProblem
 
 
 def test_folds_are_balanced_within_cells() -> None:

@@ -18,11 +18,11 @@ from scipy import stats
 import slicewise as sw
 from slicewise.data.designs import poisson_probabilities
 from slicewise.data.table import make_table
+from slicewise.domains.fit import DIRECT
 from slicewise.methods.base import LabeledSet
 from slicewise.methods.options import MethodOptions
 from slicewise.methods.registry import METHODS
 from slicewise.methods.run import build_context
-from slicewise.smoothing.domains import DIRECT
 
 SIGNALS = ["hist", "judge"]
 

@@ -15,12 +15,12 @@ from scipy import stats
 import slicewise as sw
 from research.domain_harness import HarnessSpec, _one_rep, draw_sample, fit_interval
 from slicewise.data.designs import draw_stratified, sample_from_design
-from slicewise.domain_input import prepare
-from slicewise.domains import domain_result, labels_mean
+from slicewise.domains.api import domain_result, labels_mean
+from slicewise.domains.fit import DomainProblem, fit_domains
+from slicewise.domains.input import prepare
+from slicewise.domains.results import domain_interval
 from slicewise.inference.bounded import interval_bounds
 from slicewise.inference.variance import plus_two_variance
-from slicewise.results_domain import domain_interval
-from slicewise.smoothing.domains import DomainProblem, fit_domains
 
 
 def _pool(seed: int = 0) -> pd.DataFrame:
@@ -214,7 +214,7 @@ def test_nearly_exact_prediction_keeps_a_positive_variance(method: str) -> None:
     unit per domain; Poisson sampling with pi = 1/3, 60 draws. Where no labeled unit shows the
     judge's mistake the residuals are 0: GREG, PPI and PPI++ reported se of 0-0.01 and covered
     0.28-0.45 per domain, and pp-s refused to run (no domain had a positive sampling variance).
-    With the residual floor (``smoothing.domains.residual_floored``: at most n* + 1 times the
+    With the residual floor (``estimators.survey.direct.residual_floored``: at most n* + 1 times the
     Hajek precision) every domain must cover at least 0.9."""
     rng = np.random.default_rng(1)
     size, n_dom = 60, 4

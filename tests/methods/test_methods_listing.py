@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import slicewise as sw
+from slicewise.domains.fit import DIRECT
+from slicewise.domains.fit import METHODS as DOMAIN_METHODS
 from slicewise.methods.registry import METHODS
-from slicewise.smoothing.domains import DIRECT
-from slicewise.smoothing.domains import METHODS as DOMAIN_METHODS
 
 
 def test_lists_every_profile_and_every_domain_method_once() -> None:

@@ -1,4 +1,4 @@
-"""One smoothing module for profiles and domains: the same model under the same name, one
+"""One smoothing step for profiles and domains: the same model under the same name, one
 ``borrowed`` rule, one interval rule (:mod:`slicewise.smoothing`)."""
 
 from __future__ import annotations
@@ -11,12 +11,14 @@ import pandas as pd
 import pytest
 
 import slicewise as sw
-from slicewise.methods.smoothed import SMOOTH_CHOICES, _fh_fit
-from slicewise.smoothing.area import BORROWED_WEIGHT, MODELS, borrowed, fit_area_model
+from slicewise.domains.fit import SMOOTHED, SMOOTHING_MODEL
+from slicewise.methods.smoothed import SMOOTH_CHOICES
+from slicewise.smoothing.area import MODELS, fit_area_model
 from slicewise.smoothing.bayes import bayes_fit
-from slicewise.smoothing.domains import SMOOTHED, SMOOTHING_MODEL
 from slicewise.smoothing.fay_herriot import eblup
 from slicewise.smoothing.linear_mixed import AreaModel
+from slicewise.smoothing.objective import BORROWED_WEIGHT, PRECISE_LABELS, TRANSLATION
+from slicewise.smoothing.step import smooth
 
 
 def _sparse_profile(seed: int) -> pd.DataFrame:
@@ -63,37 +65,65 @@ def test_each_name_fits_its_model() -> None:
     ps, post = fit_area_model(model, "pp-s"), bayes_fit(model)
     np.testing.assert_array_equal(ps.estimate, post.estimate)
     np.testing.assert_array_equal(ps.se, post.sd)
-    # the profile's smoothing fits the same two models
+    # the one smoothing step of profiles and domains fits the same two models
     for name, want in (("fh", fh), ("pp-s", ps)):
-        got = _fh_fit(y, psi, x[:, 1], name)  # type: ignore[arg-type]
-        assert got is not None
-        np.testing.assert_allclose(got[0], want.estimate, rtol=0, atol=1e-12)
-        np.testing.assert_allclose(got[2], want.weight, rtol=0, atol=1e-12)
+        for objective in ("slice", "ensemble"):
+            got = smooth(
+                y,
+                np.sqrt(psi),
+                psi,
+                x,
+                np.full(d, 50.0),
+                model=name,  # type: ignore[arg-type]
+                objective=objective,
+                critical=1.96,  # type: ignore[arg-type]
+            )
+            assert got is not None
+            np.testing.assert_allclose(got.smoothed, want.estimate, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(got.weight, want.weight, rtol=0, atol=1e-12)
     assert np.max(np.abs(fh.estimate - ps.estimate)) > 1e-4  # two different models
 
 
 @pytest.mark.parametrize("model", ["fh", "pp-s"])
-def test_profile_smoothing_by_name_keeps_the_guard_and_the_borrowed_rule(model: str) -> None:
+def test_profile_smoothing_by_name_limits_the_translation_and_keeps_the_borrowed_rule(
+    model: str,
+) -> None:
     frame = _sparse_profile(1)
     kw = {"z": "d", "signals": ["s"], "label": "y", "kind": "categorical", "method": "global_cv"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         direct = sw.profile(frame, smooth="none", **kw)  # type: ignore[arg-type]
         res = sw.profile(frame, smooth=model, **kw)  # type: ignore[arg-type]
+        ens = sw.profile(frame, smooth=model, objective="ensemble", **kw)  # type: ignore[arg-type]
     assert res.params["smoothing_model"] == model
-    smoothed = np.asarray(res.params["smoothed"], dtype=bool)
-    assert smoothed.any()
-    assert not smoothed.all()
-    weight = np.asarray(res.params["shrinkage_weight"], dtype=float)
-    # precise slices keep their direct estimate; smoothed ones contain the direct interval
-    np.testing.assert_array_equal(res.estimate[~smoothed], direct.estimate[~smoothed])
+    moved = np.asarray(res.params["smoothed"], dtype=bool)
+    assert moved.any()
+    precise = direct.n_labeled_eff >= PRECISE_LABELS
+    assert precise.any()
+    assert (~precise).any()
+    # the slice objective: a precise slice moves by at most c of its standard errors, toward
+    # the model's estimate (the ensemble objective's)
+    shift = res.estimate - direct.estimate
+    assert np.all(np.abs(shift[precise]) <= TRANSLATION * direct.se[precise] * (1 + 1e-9))
+    toward = ens.estimate - direct.estimate
+    assert np.all(shift * toward >= 0)
+    assert np.all(np.abs(shift) <= np.abs(toward) + 1e-12)
+    # a few-label slice takes the model's estimate
+    sparse = ~precise & np.isfinite(direct.se)
+    np.testing.assert_allclose(res.estimate[sparse], ens.estimate[sparse], rtol=0, atol=1e-12)
+    # every moved slice's interval contains its direct interval
     low, high = res.ci()
     d_low, d_high = direct.ci()
     ok = np.isfinite(d_low)
     assert np.all(low[ok] <= d_low[ok] + 1e-12)
     assert np.all(high[ok] >= d_high[ok] - 1e-12)
-    no_se = smoothed & ~np.isfinite(direct.se)
-    want = smoothed & np.isfinite(weight) & (weight < BORROWED_WEIGHT) | no_se
+    # borrowed: the slice's own estimate carries less than half of the reported one
+    own = np.asarray(res.params["own_weight"], dtype=float)
+    weight = np.asarray(res.params["shrinkage_weight"], dtype=float)
+    np.testing.assert_allclose(own[sparse], weight[sparse], rtol=0, atol=1e-12)
+    assert np.all(own[precise] >= weight[precise] - 1e-12)  # held back: more of its own
+    no_se = moved & ~np.isfinite(direct.se)
+    want = (np.isfinite(own) & (own < BORROWED_WEIGHT)) | no_se
     np.testing.assert_array_equal(res.borrowed, want | direct.borrowed)
 
 
@@ -110,13 +140,11 @@ def test_domains_use_the_same_borrowed_rule() -> None:
         res = sw.domains(
             labeled, domain="dom", label="y", signals=["s"], strata="stratum", method="pp-s"
         )
-    smoothed = np.asarray(res.params["smoothed"], dtype=bool)
-    assert smoothed.all()  # 9 labels per domain
-    raw = res.shrinkage
-    np.testing.assert_array_equal(res.borrowed, raw < BORROWED_WEIGHT)
+    moved = np.asarray(res.params["moved"], dtype=bool)
+    assert moved.all()  # 9 labels per domain: every domain takes the model's estimate
+    np.testing.assert_allclose(
+        res.shrinkage, np.asarray(res.params["shrinkage_weight"]), rtol=0, atol=1e-12
+    )
+    np.testing.assert_array_equal(res.borrowed, res.shrinkage < BORROWED_WEIGHT)
     assert 0 < res.borrowed.sum() < n_dom  # the rule separates the domains here
-    assert borrowed(np.array([0.49, 0.51]), np.array([True, True]), np.zeros(2, bool)).tolist() == [
-        True,
-        False,
-    ]
     assert res.to_frame()["df"].eq(np.inf).all()  # one interval rule: no posterior quantiles

@@ -154,6 +154,33 @@ def _protocol(seed: int, strategy: str) -> Draw:
     return out
 
 
+def _assert_bias_within_the_cap(errors: np.ndarray, se: np.ndarray) -> None:
+    """auto's estimates under the slice objective: every slice here has at least PRECISE_LABELS
+    labels, so its estimate moves from the unbiased direct one by at most TRANSLATION of its
+    standard error (limited translation, :mod:`slicewise.smoothing.objective`). The mean error
+    per slice must stay within that cap plus three Monte-Carlo standard errors (the direct
+    estimates' own bias is nil; before the objective this test asked |z| < 3 of the
+    guard's direct estimates, and auto's z reached 3.5 and 4.1 under the cap)."""
+    from slicewise.smoothing.objective import TRANSLATION
+
+    draws = errors.shape[0]
+    mc_se = errors.std(axis=0, ddof=1) / np.sqrt(draws)
+    cap = TRANSLATION * se.mean(axis=0)
+    assert np.all(np.abs(errors.mean(axis=0)) <= cap + 3.0 * mc_se), (
+        errors.mean(axis=0),
+        cap,
+        mc_se,
+    )
+
+
+def _assert_hull_coverage(count: int, total: int) -> None:
+    """Under the slice objective a moved slice's interval contains its direct one widened by the
+    shift (:mod:`slicewise.smoothing.objective`): coverage is not below nominal (one-sided
+    binomial test) and not beyond 0.985 (588 of 600 and 389 of 400 when the objective came in)."""
+    assert 0.93 <= count / total <= 0.985, (count, total)
+    assert stats.binomtest(count, total, 0.95, alternative="less").pvalue > 0.01, (count, total)
+
+
 @pytest.mark.slow
 def test_adaptive_multi_batch_protocol_is_unbiased_and_covers() -> None:
     """The protocol ending with global_cv or with the default, auto (issue 14)."""
@@ -167,12 +194,18 @@ def test_adaptive_multi_batch_protocol_is_unbiased_and_covers() -> None:
     for method in methods:
         errors = np.array([r[method][0] for r in runs])
         covered = np.array([r[method][1] for r in runs])
-        z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
-        assert np.all(np.abs(z_bias) < 3.0), (method, z_bias)
+        if method == "auto":
+            _assert_bias_within_the_cap(errors, np.array([r[method][2] for r in runs]))
+        else:
+            z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
+            assert np.all(np.abs(z_bias) < 3.0), (method, z_bias)
         count = int(covered.sum())
         total = covered.size
-        assert 0.93 <= count / total <= 0.97
-        assert stats.binomtest(count, total, 0.95).pvalue > 0.01
+        if method == "auto":
+            _assert_hull_coverage(count, total)
+        else:  # nominal by the two-sided binomial test (583 of 600 with item-level batches)
+            assert 0.93 <= count / total <= 0.98, (method, count, total)
+            assert stats.binomtest(count, total, 0.95).pvalue > 0.01, (method, count, total)
         assert covered.mean(axis=0).min() >= 0.90, (method, covered.mean(axis=0))
     # auto is at least as precise as global_cv here (mean se over draws and levels)
     se = {method: np.mean([r[method][2] for r in runs]) for method in methods}
@@ -314,7 +347,7 @@ def test_small_slice_protocol_covers() -> None:
     # not settled in this round.
 
 
-def _auto_protocol(seed: int) -> tuple[np.ndarray, np.ndarray]:
+def _auto_protocol(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The split-judge protocol with the defaults: batches planned by auto, final profile by
     auto with inclusion='pi'; error and coverage per level."""
     rng = np.random.default_rng(seed)
@@ -328,7 +361,7 @@ def _auto_protocol(seed: int) -> tuple[np.ndarray, np.ndarray]:
         table, z="level", signals=SIGNALS, label="y", kind="ordinal", inclusion="pi", rng=seed
     )
     ci = res.ci()
-    return res.estimate - truth, (ci.low <= truth) & (truth <= ci.high)
+    return res.estimate - truth, (ci.low <= truth) & (truth <= ci.high), res.se
 
 
 @pytest.mark.slow
@@ -342,11 +375,9 @@ def test_default_auto_protocol_is_unbiased_and_covers() -> None:
         runs = [_auto_protocol(seed) for seed in range(draws)]
     errors = np.array([r[0] for r in runs])
     covered = np.array([r[1] for r in runs])
-    z_bias = errors.mean(axis=0) / (errors.std(axis=0, ddof=1) / np.sqrt(draws))
-    assert np.all(np.abs(z_bias) < 3.0), z_bias
-    count = int(covered.sum())  # 377 of 400 measured (380 before the floor became a bound)
-    assert 0.93 <= count / covered.size <= 0.97, count
-    assert stats.binomtest(count, covered.size, 0.95).pvalue > 0.01
+    _assert_bias_within_the_cap(errors, np.array([r[2] for r in runs]))
+    count = int(covered.sum())  # 389 of 400 under the slice objective (377 with the guard)
+    _assert_hull_coverage(count, covered.size)
     assert covered.mean(axis=0).min() >= 0.88, covered.mean(axis=0)
 
 

@@ -134,3 +134,29 @@ def test_ranking_and_plan_reports_render_at_phone_width(
     pixels = np.asarray(mpimg.imread(png))[..., :3]
     dark = float((pixels.mean(axis=2) < 0.5).mean())
     assert 0.005 < dark < 0.6, f"screenshot looks blank or broken (dark share {dark:.4f})"
+
+
+def test_demo_topics_report_reads_well(browser: Any, tmp_path: Path) -> None:
+    """`slicewise demo --topics`: the report over discovered topics, with the family-wise section,
+    loads without errors, fits a phone's width and renders."""
+    import matplotlib.image as mpimg
+
+    from slicewise.cli import main
+
+    assert main(["demo", "--topics", "--out", str(tmp_path)]) == 0
+    path = tmp_path / "topics" / "report.html"
+    browser.get(path.as_uri())
+    assert browser.title == "How 'gold' varies with topic"
+    errors = [e for e in browser.get_log("browser") if e["level"] in {"SEVERE", "ERROR"}]
+    assert errors == []
+    width = browser.execute_script("return document.documentElement.scrollWidth")
+    assert width <= browser.execute_script("return window.innerWidth")
+    headings = browser.execute_script(
+        "return [...document.querySelectorAll('h2')].map(h => h.textContent)"
+    )
+    assert "Slices where the model is worst, with 95% family-wise confidence" in headings
+    png = tmp_path / "shot.png"
+    assert browser.save_screenshot(str(png))
+    pixels = np.asarray(mpimg.imread(png))[..., :3]
+    dark = float((pixels.mean(axis=2) < 0.5).mean())
+    assert 0.005 < dark < 0.6, f"screenshot looks blank or broken (dark share {dark:.4f})"

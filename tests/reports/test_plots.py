@@ -14,12 +14,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
+from slicewise.inference.bounded import interval_bounds
 from slicewise.reports.output import write_outputs
 from slicewise.reports.plot import plot_profile
 from slicewise.reports.plot_models import plot_deploy, plot_model_profiles, plot_ranking
 from slicewise.reports.plot_plan import plot_plan
 from slicewise.reports.study_plots import plain_ticks, plot_panels
-from slicewise.results import normal_interval
+from slicewise.results import critical_value
 
 
 @pytest.fixture(autouse=True)
@@ -59,9 +60,17 @@ def test_gold_only_band_uses_the_estimates_critical_values(results: dict[str, An
     ax = plot_profile(res, naive=True)
     naive_bars = ax.containers[1]  # (estimate, gold labels only)
     segments = naive_bars.lines[2][0].get_segments()
-    half = np.array([(s[1, 1] - s[0, 1]) / 2 for s in segments])
-    expected = normal_interval(res.naive_estimate, res.naive_se, res.level, res.df)
-    np.testing.assert_allclose(half, (expected.high - expected.low) / 2, rtol=1e-9)
+    low = np.array([s[0, 1] for s in segments])
+    high = np.array([s[1, 1] for s in segments])
+    # bounded like the table's intervals (issue 31): the Wilson-type interval of the gold-only
+    # estimate with the estimate's critical values
+    crit = critical_value(res.level, res.df)
+    want_low, want_high = interval_bounds(
+        res.naive_estimate, res.naive_se, crit,
+        naive_estimate=res.naive_estimate, n_labeled_eff=res.n_labeled_eff,
+    )  # fmt: skip
+    np.testing.assert_allclose(low, want_low, rtol=1e-9)
+    np.testing.assert_allclose(high, want_high, rtol=1e-9)
 
 
 def test_gap_plots_mark_zero(results: dict[str, Any], tmp_path: Path) -> None:

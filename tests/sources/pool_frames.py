@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,3 +69,20 @@ def assert_same_profile(out: object, ref: object, atol: float = 1e-9) -> None:
     assert list(np.asarray(out.z).ravel()) == list(np.asarray(ref.z).ravel())  # type: ignore[attr-defined]
     assert out.n_pool == ref.n_pool  # type: ignore[attr-defined]
     assert out.n_labeled == ref.n_labeled  # type: ignore[attr-defined]
+
+
+def java_problem() -> str | None:
+    """Why the Spark tests cannot run here (no Java 17+), or None."""
+    java = shutil.which("java", path=os.path.join(os.environ.get("JAVA_HOME", ""), "bin"))
+    java = java or shutil.which("java")
+    if java is None:
+        return "no `java` on PATH or in JAVA_HOME/bin"
+    try:
+        version = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=30
+        ).stderr
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"`{java} -version` failed: {error}"
+    if not any(f'version "{v}' in version for v in ("17", "18", "19", "2")):
+        return f"Java 17 or later is needed; `java -version` says: {version.strip()[:200]}"
+    return None

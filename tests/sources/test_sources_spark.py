@@ -6,8 +6,6 @@ The Spark tests need Java 17+. Without it they fail, saying so: they are never s
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
@@ -16,32 +14,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from pool_frames import SIGNALS, PoolData, assert_same_profile, make_pool
+from pool_frames import SIGNALS, PoolData, assert_same_profile, java_problem, make_pool
 
 import slicewise as sw
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
 
 
-def _java_problem() -> str | None:
-    java = shutil.which("java", path=os.path.join(os.environ.get("JAVA_HOME", ""), "bin"))
-    java = java or shutil.which("java")
-    if java is None:
-        return "no `java` on PATH or in JAVA_HOME/bin"
-    try:
-        version = subprocess.run(
-            [java, "-version"], capture_output=True, text=True, timeout=30
-        ).stderr
-    except (OSError, subprocess.SubprocessError) as error:
-        return f"`{java} -version` failed: {error}"
-    if not any(f'version "{v}' in version for v in ("17", "18", "19", "2")):
-        return f"Java 17 or later is needed; `java -version` says: {version.strip()[:200]}"
-    return None
-
-
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    problem = _java_problem()
+    problem = java_problem()
     if problem is not None:
         pytest.fail(
             f"The Spark pool-source tests need Java 17+ (install openjdk-17-jre-headless): "

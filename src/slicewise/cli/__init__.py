@@ -1,7 +1,7 @@
 """The ``slicewise`` command line.
 
 Subcommands: ``profile`` (a profile from an item table, or every model, gaps, rankings, deployment
-scores and cascades), ``methods``, ``demo``, ``study``, ``simulate``, ``import`` (evaluation-harness
+scores and cascades), ``methods``, ``topics`` (slices from a text column), ``demo``, ``study``, ``simulate``, ``import`` (evaluation-harness
 logs), ``join`` (gold grades onto an item table), ``domains``, ``validate`` and ``sample``
 (design-based domains), ``plan`` and ``next`` (labels needed per slice; the next batch to
 label). Errors are printed as one
@@ -40,6 +40,12 @@ COMMANDS: dict[str, Command] = {
         "estimate a profile from an item table", ".profile", "_add_profile_args", "_run_profile"
     ),
     "methods": Command("list the estimators", ".misc", None, "_run_methods"),
+    "topics": Command(
+        "find topics (slices) from a text column, label-free",
+        ".topics",
+        "add_topics_args",
+        "run_topics",
+    ),
     "demo": Command("run on the shipped AlpacaEval 2 table", ".misc", None, "_run_demo"),
     "study": Command(
         "relative-efficiency study on matched label splits",
@@ -119,6 +125,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             _load(spec, spec.add_args)(child)
         if name == "demo":
             child.add_argument("--out", type=Path, default=None, help="directory for the outputs")
+            child.add_argument(
+                "--topics",
+                action="store_true",
+                help="profile over topics found from the instructions, with the HTML report",
+            )
     return parser
 
 

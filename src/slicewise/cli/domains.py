@@ -8,12 +8,13 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..methods.options import add_option_flags, given_options
 from ._common import _columns, add_report_arg, strata_column_hint, write_report
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..results_domain import DomainResult
+    from ..domains.results import DomainResult
 
 METHODS = ("ht", "hajek", "ppi", "ppi++", "greg", "greg-or-hajek", "fh", "pp-s", "pp-ts")
 
@@ -51,6 +52,7 @@ def _add_design_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--variance-df", type=float, default=4.0, help="variance pooling (4)")
     parser.add_argument("--prior-scale", type=float, default=0.25, help="half-Cauchy scale")
+    add_option_flags(parser, ["objective"])
     parser.add_argument("--level", type=float, default=0.95, help="interval level (0.95)")
     parser.add_argument("--out", type=Path, default=None, help="directory for the outputs")
 
@@ -111,6 +113,7 @@ def _design_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "variance_df": args.variance_df,
         "prior_scale": args.prior_scale,
         "level": args.level,
+        **given_options(args, ["objective"]),
     }
 
 
@@ -211,7 +214,7 @@ def run_validate(args: argparse.Namespace) -> int:
 def run_sample(args: argparse.Namespace) -> int:
     """``slicewise sample``: draw a probability sample and write the table with its design."""
     from ..data.files import read_table, write_table
-    from ..domain_sample import sample
+    from ..domains.sample import sample
 
     frame = read_table(args.items)
     with strata_column_hint(args):

@@ -22,6 +22,11 @@ def _run_methods(args: argparse.Namespace) -> int:
 def _run_demo(args: argparse.Namespace) -> int:
     import numpy as np
 
+    if getattr(args, "topics", False):
+        from .topics import run_topics_demo
+
+        return run_topics_demo(args)
+
     from ..api import profile
     from ..datasets import DEMO_SIGNALS, load_demo
     from ..reports.output import format_table, write_outputs

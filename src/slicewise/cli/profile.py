@@ -18,6 +18,7 @@ from ._common import (
     write_report,
 )
 from .models import PROFILE_RUNS, _add_model_args, _profile_mode
+from .topics import add_profile_topics_args, apply_topics
 
 
 def _add_profile_args(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +28,10 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
         "items", help="item table: CSV, Parquet, JSON (array of records) or JSON Lines"
     )
     parser.add_argument(
-        "--z", required=True, type=_columns, help="profile column(s), comma-separated"
+        "--z",
+        default=None,
+        type=_columns,
+        help="profile column(s), comma-separated (or --topics TEXT)",
     )
     parser.add_argument(
         "--kind",
@@ -116,6 +120,7 @@ def _add_profile_args(parser: argparse.ArgumentParser) -> None:
     )
     add_report_arg(parser)
     _add_model_args(parser)
+    add_profile_topics_args(parser)
 
 
 def _run_profile(args: argparse.Namespace) -> int:
@@ -129,6 +134,7 @@ def _run_profile(args: argparse.Namespace) -> int:
             "memory); a progress bar shows each pass."
         )
     resolve_strata_count(args)
+    apply_topics(args)
     mode, label = _profile_mode(args)
     apply_levels(args)
     if mode != "single":

@@ -35,7 +35,7 @@ def _add_study_common(parser: argparse.ArgumentParser, *, budgets: str, reps: in
         help=f"comma-separated label budgets (default {budgets})",
     )
     parser.add_argument("--reps", type=int, default=reps, help=f"matched splits (default {reps})")
-    add_option_flags(parser, ["ridge"])
+    add_option_flags(parser, ["ridge", "smooth", "objective"])
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument(
         "--out",
@@ -115,7 +115,7 @@ def _run_study(args: argparse.Namespace) -> int:
         rng=args.seed,
         n_jobs=args.jobs,
         progress=not args.no_progress,
-        **given_options(args, ["ridge"]),
+        **given_options(args, ["ridge", "smooth", "objective"]),
     )
     _report_study(result, args)
     write_report(args, result)
@@ -175,7 +175,7 @@ def _run_simulate(args: argparse.Namespace) -> int:
         reps=args.reps,
         target=args.target,
         rng=args.seed,
-        **given_options(args, ["ridge"]),
+        **given_options(args, ["ridge", "smooth", "objective"]),
         progress=not args.no_progress,
     )
     _report_study(result, args)

@@ -345,11 +345,14 @@ def _long_panel(
             f"Model column '{model}' has {n_missing} missing values; every row of a long table "
             "must name its model."
         )
+    # rows are matched by position: a duplicated index (the usual result of pd.concat) is no key
+    frame = frame.reset_index(drop=True)
     names_all = frame[model].astype(str)
     available = list(pd.unique(names_all))
     names = check_models(models, available, func=func, name=models_name)
-    frame = frame.loc[names_all.isin(names).to_numpy()]
-    names_col = names_all.loc[frame.index].to_numpy()
+    keep = names_all.isin(names).to_numpy()
+    frame = frame.loc[keep]
+    names_col = names_all.to_numpy()[keep]
     signal_of = _signals_for(signals, names, available, func=func)
     masks = {m: names_col == m for m in names}
     if id is not None:

@@ -10,6 +10,7 @@ clean, so estimators never re-check their input.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -20,7 +21,9 @@ import pandas as pd
 
 from .._typing import KINDS, BoolArray, FloatArray, IntArray, Kind, ObjectArray
 from .._validation import check_choice, column_list, format_examples
+from ..exceptions import DuplicateItemsWarning
 from .column_stats import column_moments
+from .duplicates import repeated_items_note
 from .files import as_frame
 from .ordering import canonical_order
 
@@ -246,6 +249,33 @@ def _indicator_name(col: str, taken: Sequence[str]) -> str:
     return name
 
 
+#: The magnitudes a signal column may reach: beyond, squares and sums of squares leave float64
+#: (overflow past 1e154, underflow below 1e-154) and the signals' pool sd is wrong.
+SIGNAL_SCALE = (1e-100, 1e100)
+#: Labels lie in [0, 1]; a column whose largest label is positive but below 1e-50 has a variance
+#: and fourth moments that underflow (the degrees of freedom use the fourth).
+LABEL_SCALE = (1e-50, 1.0)
+SIGNAL_ADVICE = (
+    "divide the column by a constant (signals are standardised over the pool, so the estimate "
+    "does not change)."
+)
+LABEL_ADVICE = "rescale the labels so that the best possible score is 1."
+
+
+def _check_scale(values: FloatArray, what: str, limits: tuple[float, float], advice: str) -> None:
+    """Refuse a column whose largest |value| lies outside ``limits`` (0 itself is allowed: an
+    all-zero column is a constant, which the callers handle)."""
+    if not values.size or np.isnan(values).all():
+        return
+    peak = float(max(abs(np.nanmin(values)), abs(np.nanmax(values))))
+    small, large = limits
+    if peak > large or 0.0 < peak < small:
+        raise ValueError(
+            f"{what} reaches |value| = {peak:.3g}, outside {small:g} to {large:g}, the "
+            f"magnitudes whose squares stay within floating point; {advice}"
+        )
+
+
 def _signal_columns(
     frame: pd.DataFrame, s_cols: list[str], missing: MissingRule
 ) -> tuple[list[FloatArray], list[int]]:
@@ -268,6 +298,7 @@ def _signal_columns(
                 f"Signal column '{col}' has {int(infinite.sum())} infinite values; cheap signals "
                 "must be finite numbers (missing values are allowed, infinite ones are not)."
             )
+        _check_scale(column, f"Signal column '{col}'", SIGNAL_SCALE, SIGNAL_ADVICE)
         n_absent = int(np.isnan(column).sum())
         if n_absent and missing == "error":
             raise ValueError(
@@ -407,6 +438,7 @@ def make_table(
             f"Label column '{label}' has no labeled rows (all {len(frame)} values are missing); "
             "at least one gold label is needed."
         )
+    _check_scale(label_values, f"Label column '{label}'", LABEL_SCALE, LABEL_ADVICE)
 
     ids = None
     if id is not None:
@@ -454,6 +486,10 @@ def make_table(
             frame, signal_values, signal_names, s_cols, columns, rows, func=func
         )
         notes = (*notes, note)
+    repeated = repeated_items_note(frame, [*z_cols, *s_cols, label]) if id is None else None
+    if repeated is not None:
+        warnings.warn(repeated, DuplicateItemsWarning, stacklevel=3)
+        notes = (*notes, repeated)
     return ItemTable(
         z=z_values,
         kind=kind_checked,

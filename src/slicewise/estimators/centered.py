@@ -77,7 +77,7 @@ def residual_floor(naive_pool: FloatArray, n_eff: FloatArray) -> FloatArray:
     more than n_eff,L + 1 times the precision of its labels alone. The floor is reached only
     where the estimated R^2 exceeds about n_eff,L / (n_eff,L + 1); it costs nothing elsewhere. Used by every centered control variate of a profile
     (:func:`slicewise.inference.variance.local_variance`, auto's cross-fitted candidates) and by
-    the direct domain estimators that use predictions (:mod:`slicewise.smoothing.domains`).
+    the direct domain estimators that use predictions (:mod:`slicewise.domains.fit`).
     """
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(naive_pool / (n_eff + 1.0), dtype=np.float64)

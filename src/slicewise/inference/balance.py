@@ -66,6 +66,10 @@ SEED = 20240511
 CONTINUOUS_BINS = 10
 #: Most unbalanced signals reported.
 TOP = 3
+#: Power at which :attr:`BalanceCheck.detectable` is stated.
+POWER = 0.8
+#: Above this detectable shift (pool sds) the note says the check has little power.
+WEAK = 0.5
 #: Larger pools are compared on all labeled items and a random subsample of the others.
 POOL_CAP = 200_000
 #: Above this many (stratum size x permutations) entries the re-randomizations loop.
@@ -96,6 +100,12 @@ class BalanceCheck:
         Bonferroni-adjusted two-sided per-signal p-values.
     n_strata : int
         Strata of Z used for the comparison.
+    n_labeled : int
+        Labeled items compared.
+    detectable : float
+        The smallest shift of one signal's labeled mean (in pool sds, within strata) that a
+        two-sided test at :data:`ALPHA` flags with probability :data:`POWER`:
+        :math:`(z_{1-\\alpha/2} + z_{power})\\, V_{jj}^{1/2} / n`, the least over the signals.
     """
 
     statistic: float
@@ -107,6 +117,8 @@ class BalanceCheck:
     difference: FloatArray
     adjusted_p: FloatArray
     n_strata: int
+    n_labeled: int = 0
+    detectable: float = float("nan")
 
     def most_unbalanced(self, count: int = TOP) -> list[dict[str, Any]]:
         """The ``count`` signals with the smallest adjusted p-values (largest imbalance)."""
@@ -129,6 +141,7 @@ class BalanceCheck:
             "p_value_method": self.p_value_method,
             "alarm": bool(self.alarm),
             "strata": int(self.n_strata),
+            "detectable_sd": float(self.detectable),
             "most_unbalanced": self.most_unbalanced(),
         }
 
@@ -146,10 +159,22 @@ class BalanceCheck:
                 "interval too narrow; if the inclusion probabilities are known, pass "
                 "inclusion='<column>' to weight by them."
             )
+        if self.detectable >= WEAK:
+            power = (
+                f"with {self.n_labeled} labels it has little power: it flags a shift of one "
+                f"signal's mean only from about {self.detectable:.2f} pool sd (80% power)"
+            )
+        else:
+            power = (
+                f"it flags a shift of one signal's mean of about {self.detectable:.2f} pool sd "
+                "(80% power)"
+            )
         return (
-            "the gold-labeled items look like a random sample of the pool: within each slice "
-            f"their signal values match the pool's (largest differences: {top}; "
-            f"p = {self.p_value:.2g})."
+            "the balance check found no sign that the gold-labeled items were chosen by their "
+            f"signals (largest differences from the pool within slices: {top}; "
+            f"p = {self.p_value:.2g}). That does not show they are a random sample: {power}, "
+            "and labels chosen by the label itself (or by anything the signals do not show) "
+            "move the signals only as far as the signals predict the label."
         )
 
 
@@ -226,7 +251,7 @@ def label_balance(
     -----
     See the module notes for D, its law and the permutation p-value.
     """
-    from scipy.special import chdtrc, ndtr
+    from scipy.special import chdtrc, ndtr, ndtri
 
     generator = np.random.default_rng(SEED) if rng is None else rng
     m, k = signals.shape
@@ -297,6 +322,7 @@ def label_balance(
     varying = int(np.sum(diag > 0))
     adjusted = np.minimum(1.0, max(varying, 1) * 2.0 * ndtr(-np.abs(z_scores)))
     n = max(n_labeled, 1)
+    shift = (ndtri(1.0 - ALPHA / 2.0) + ndtri(POWER)) * np.sqrt(diag[diag > 0]) / n
     return BalanceCheck(
         statistic=statistic,
         df=rank,
@@ -307,6 +333,8 @@ def label_balance(
         difference=d / n,
         adjusted_p=adjusted,
         n_strata=n_strata,
+        n_labeled=n_labeled,
+        detectable=float(shift.min()) if shift.size else float("nan"),
     )
 
 

@@ -105,7 +105,7 @@ def interval_bounds(
     upper bound at estimate + b -- the hull of the intervals of every estimate within b, since
     both Wilson bounds are non-decreasing in the estimate. Either way the interval contains the
     one of any estimate within b with the same se (for a smoothed slice: its direct interval,
-    :mod:`slicewise.smoothing.guard`). The bounded interval lies inside [0, 1] except
+    :mod:`slicewise.smoothing.objective`). The bounded interval lies inside [0, 1] except
     that it always contains the estimate, which a linear adjustment by the signals can put
     slightly outside. Arrays broadcast against each other.
     """

@@ -238,6 +238,14 @@ def to_cell(value: Any) -> Any:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
+def not_text(path: Path, what: str, error: UnicodeDecodeError) -> ValueError:
+    """The error for a log file that is not UTF-8 text (a binary or compressed file)."""
+    return ValueError(
+        f"{what} '{path}' is not UTF-8 text (byte {error.object[error.start]:#04x} at position "
+        f"{error.start}); is it a binary or compressed file?"
+    )
+
+
 def read_json_object(path: Path, *, what: str) -> Mapping[str, Any]:
     """Read a JSON file whose top level must be an object.
 
@@ -267,6 +275,8 @@ def read_json_object(path: Path, *, what: str) -> Mapping[str, Any]:
             data = json.load(handle)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{what} '{path}' is not valid JSON: {exc}.") from exc
+    except UnicodeDecodeError as exc:
+        raise not_text(path, what, exc) from None
     if not isinstance(data, dict):
         raise ValueError(
             f"{what} '{path}' must hold a JSON object at top level, got {type(data).__name__}."

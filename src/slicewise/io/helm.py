@@ -29,6 +29,7 @@ from slicewise.io._common import (
     as_path_list,
     find_files,
     format_examples,
+    not_text,
     read_json_object,
     select_names,
     tagged_columns,
@@ -106,6 +107,8 @@ def _read_entries(path: Path) -> list[Mapping[str, Any]]:
             data = json.load(handle)
     except json.JSONDecodeError as exc:
         raise ValueError(f"HELM file '{path}' is not valid JSON: {exc}.") from exc
+    except UnicodeDecodeError as exc:
+        raise not_text(path, "HELM file", exc) from None
     if not isinstance(data, list) or not all(
         isinstance(e, dict) and "instance_id" in e and isinstance(e.get("stats"), list)
         for e in data

@@ -34,6 +34,7 @@ from slicewise.io._common import (
     as_path_list,
     find_files,
     format_examples,
+    not_text,
     select_names,
     tagged_columns,
     to_cell,
@@ -237,6 +238,10 @@ def _read_json_file(
         if not explicit:
             return None
         raise ValueError(f"Inspect log '{path}' is not valid JSON: {exc}.") from exc
+    except UnicodeDecodeError as exc:
+        if not explicit:
+            return None
+        raise not_text(path, "Inspect log", exc) from None
     if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
         if not explicit:
             return None

@@ -26,6 +26,7 @@ from slicewise.io._common import (
     find_files,
     format_examples,
     is_scalar_json,
+    not_text,
     read_json_object,
     select_names,
     tagged_columns,
@@ -66,6 +67,13 @@ def _task_of(path: Path) -> str:
 
 
 def _read_lines(path: Path) -> list[Mapping[str, Any]]:
+    try:
+        return _parse_lines(path)
+    except UnicodeDecodeError as exc:
+        raise not_text(path, "lm-eval samples file", exc) from None
+
+
+def _parse_lines(path: Path) -> list[Mapping[str, Any]]:
     lines: list[Mapping[str, Any]] = []
     with path.open("r", encoding="utf-8") as handle:
         for number, text in enumerate(handle, start=1):

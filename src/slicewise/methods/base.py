@@ -391,7 +391,7 @@ class MethodFit:
         Degrees of freedom for Student-t intervals (None: normal intervals).
     bias_bound : ndarray of shape (G,), optional
         Bound on the bias of a smoothed estimate, added to the interval's half-width
-        (:mod:`slicewise.smoothing.guard`; None: 0 everywhere).
+        (:mod:`slicewise.smoothing.objective`; None: 0 everywhere).
     floored : ndarray of bool, shape (G,), optional
         Where the variance is the residual floor of
         :func:`~slicewise.estimators.centered.residual_floor` (None: nowhere).
@@ -509,6 +509,10 @@ class MethodSpec:
     design_weights : bool
         Whether the method weights by known inclusion probabilities (``LabeledSet.pi``); the
         others refuse a labeled set that carries them.
+    entry_points : tuple of {'profile', 'domains'}
+        The public functions whose ``method=`` takes the name: :func:`slicewise.profile` (and
+        the functions built on it) and :func:`slicewise.domains`. A domains-only method's
+        ``fit`` refuses profiles (its smoothing is ``profile(smooth=...)`` there).
     """
 
     name: str
@@ -519,3 +523,4 @@ class MethodSpec:
     variance: bool
     fit: MethodFunction
     design_weights: bool = False
+    entry_points: tuple[str, ...] = ("profile",)

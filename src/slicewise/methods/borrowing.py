@@ -46,13 +46,11 @@ from ..inference.cv_variance import (
 from ..inference.variance import degenerate_floor, design_effect_factor
 from ..moments.kernel_ops import take_rows
 from ..moments.sums import LabeledMoments, PoolMoments
-from ..smoothing.guard import PRECISE_LABELS
 from .base import (
     GivenSet,
     LabeledSet,
     MethodFit,
     PoolContext,
-    labeled_sizes,
     linear_fit,
 )
 from .candidates import (
@@ -438,13 +436,14 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     smallest cross-validated variance summed over grid points; naive is kept unless a candidate
     scores below 0.98 x naive. On disjoint domains (categorical or exact-level ordinal profiles)
     the chosen direct estimates are then smoothed with a Bayesian Fay-Herriot model
-    (:mod:`slicewise.methods.smoothed`; ``smooth='none'`` turns this off), and the criterion
-    weighs each domain's variance by the square of its preliminary shrinkage weight, since that
-    is how much of it survives smoothing. The result's notes and params report the choice and
-    every candidate's score; ``borrowed`` marks grid points that lean on the pooled coefficient
-    or on the smoothing model. Intervals are those of the chosen estimator (posterior intervals
-    after smoothing); their coverage after selection is measured in the test suite and
-    docs/results.
+    (:mod:`slicewise.methods.smoothed`; ``smooth='none'`` turns this off) under
+    ``options.objective`` (:mod:`slicewise.smoothing.objective`), and the criterion weighs each
+    domain's variance by the square of the share of its direct estimate that the smoothing will
+    report, since that is how much of it survives. The result's notes and params report the
+    choice and every candidate's score; ``borrowed`` marks grid points that lean on the pooled
+    coefficient or on the smoothing model. Intervals are those of the chosen estimator, widened
+    by the shift of a smoothed slice (``'slice'``) or the model's (``'ensemble'``); their
+    coverage after selection is measured in the test suite and docs/results.
 
     With inclusion probabilities (``labeled.pi``) every candidate is design-weighted: the
     coefficients, the cross-fitted estimate (the unlabeled rest from residuals weighted by
@@ -481,10 +480,9 @@ def fit_auto(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> M
     if smoothing:
         from .control_variates import fit_naive
 
-        precise = labeled_sizes(ctx, labeled)[0] >= PRECISE_LABELS
-        if not precise.all():  # the guard keeps the direct estimate of precise slices
-            gamma = shrinkage_weights(ctx, labeled, fit_naive(ctx, labeled, options), options)
-            gamma = None if gamma is None else np.where(precise, 1.0, gamma)
+        # the share of each slice's direct estimate that the smoothing will report
+        gamma = shrinkage_weights(ctx, labeled, fit_naive(ctx, labeled, options), options)
+        gamma = None if gamma is None else np.where(np.isfinite(gamma), gamma, 1.0)
     k = ctx.features.shape[1]
     learned = k <= LEARNED_SIGNALS_PER_LABEL * labeled.n
     fit = choose_and_fit(

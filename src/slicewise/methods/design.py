@@ -8,7 +8,7 @@ sum_{s_d} a_i / pi_i (:mod:`slicewise.estimators.survey`). :func:`domain_sample`
 context and a labeled set into that :class:`~slicewise.data.designs.DomainSample` (uniform
 pi_i = n / M, simple random sampling of L from T, when no probabilities are given), and
 :func:`fit_direct_method` fits one of the direct estimators on it through the same function,
-:func:`slicewise.smoothing.domains.fit_direct`, that :func:`slicewise.domains` uses, so
+:func:`slicewise.domains.fit.fit_direct`, that :func:`slicewise.domains` uses, so
 ``sw.profile(..., method='greg', inclusion='pi')`` and ``sw.domains(..., method='greg')`` give
 the same estimates and design variances (tests/domains/test_domains_engine.py).
 
@@ -30,8 +30,8 @@ import numpy as np
 from .._typing import FloatArray, IntArray
 from ..data.designs import DesignFamily, DomainSample
 from ..estimators.survey.base import DirectFit
+from ..estimators.survey.direct import DIRECT, DomainProblem, fit_direct
 from ..estimators.survey.ht import hajek
-from ..smoothing.domains import DIRECT, DomainProblem, fit_direct
 from .base import LabeledSet, MethodFit, PoolContext, labeled_sizes
 from .options import MethodOptions
 

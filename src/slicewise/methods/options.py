@@ -31,6 +31,7 @@ from .._validation import check_rng
 from ..estimators.learner_design import LEARNERS, Learner
 from ..exceptions import InvalidParameterError
 from ..smoothing.area import MODELS
+from ..smoothing.objective import OBJECTIVES, PROMISES, Objective
 
 #: Smoothing of a profile's disjoint domains (:mod:`slicewise.methods.smoothed`): ``'auto'``
 #: smooths the ``auto`` method only, a model name any method with a variance, ``'none'`` never.
@@ -254,6 +255,15 @@ class MethodOptions:
         OneOf(SMOOTHING),
         "smoothing of disjoint domains across slices: auto (the auto method, with pp-s), fh "
         "(REML/EBLUP) or pp-s (Bayesian) for any method with a variance, none",
+    )
+    objective: Objective = option(
+        "slice",
+        OneOf(OBJECTIVES),
+        "what smoothing across slices promises: slice ("
+        + PROMISES["slice"].split(" (objective")[0]
+        + ") or ensemble ("
+        + PROMISES["ensemble"].split(" (objective")[0]
+        + ")",
     )
     rng: np.random.Generator | None = option(
         None,

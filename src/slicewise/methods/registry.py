@@ -1,5 +1,6 @@
-"""The method registry: every profile method by name, with what it needs and how to tune it;
-:func:`methods` also lists the domain methods of :func:`slicewise.domains`."""
+"""The one method registry: every method of :func:`slicewise.profile` and of
+:func:`slicewise.domains` by name, tagged with its entry points, with what it needs and how to
+tune it; :func:`methods` lists them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Literal
 import pandas as pd
 
 from ..smoothing.area import DESCRIPTIONS as SMOOTHING
-from .base import MethodSpec
+from .base import LabeledSet, MethodFit, MethodFunction, MethodSpec, PoolContext
 from .borrowing import fit_auto, fit_lace_learned, fit_lace_shrunk
 from .control_variates import (
     fit_global_cv,
@@ -27,6 +28,7 @@ from .design import (
     fit_ppi_plus_plus,
 )
 from .local_ppi import fit_local_ppi
+from .options import MethodOptions
 from .ppci import fit_ppci
 from .predictions import fit_aug_plugin, fit_plugin_judge, fit_plugin_multi, fit_scalar_pred_cv
 from .strat_ppi import fit_strat_ppi
@@ -192,73 +194,120 @@ _SPECS = (
     ),
 )
 
-#: The domain methods of :func:`slicewise.domains` (``smoothing/domains.py``): what
-#: each one needs besides the domain column, the gold label and the sampling design (inclusion
-#: probabilities, or simple random sampling within strata), and a one-line description. The
-#: direct ones are also profile methods of a categorical profile (:mod:`.design`).
-DOMAIN_METHODS: dict[str, tuple[tuple[str, ...], str]] = {
-    "ht": ((), "Horvitz-Thompson: design-weighted labeled total over the domain's pool size."),
-    "hajek": ((), "Hajek: design-weighted labeled mean (ratio of HT totals)."),
-    "ppi": (
-        ("signals",),
-        "PPI: pool mean of a prediction plus the HT mean of the labeled residuals.",
-    ),
-    "ppi++": (
-        ("signals",),
-        "PPI++: PPI with the prediction scaled by its variance-minimising coefficient.",
-    ),
-    "greg": (
-        ("signals",),
-        "GREG: HT plus a regression correction with one slope pooled over all domains.",
-    ),
-    "greg-or-hajek": (
-        ("signals",),
-        "GREG's pooled-slope correction scaled per labeled unit by its domain's leave-one-out "
-        "slope (shrunk, in [0, 1]; domains with >= 20 labels); the default direct estimator "
-        "under fh, pp-s and pp-ts.",
-    ),
-    "fh": (
-        (),
-        f"{SMOOTHING['fh']} (Prasad-Rao MSE), on the direct estimates (GREG-or-Hajek with signals, "
-        "else HT); taxonomy levels if given. As profile(smooth='fh').",
-    ),
-    "pp-s": (
-        (),
-        f"{SMOOTHING['pp-s']}, on the direct estimates. As profile(smooth='pp-s').",
-    ),
-    "pp-ts": (
-        ("taxonomy",),
-        "PP-TS: PP-S with additive random effects per taxonomy level (nested or crossed).",
-    ),
-}
 
-_DESIGN_FITS = {
-    "ht": fit_ht,
-    "hajek": fit_hajek,
-    "ppi": fit_ppi,
-    "ppi++": fit_ppi_plus_plus,
-    "greg": fit_greg,
-    "greg-or-hajek": fit_greg_or_hajek,
-}
+def _domains_only(name: str, model: str) -> MethodFunction:
+    """The profile fit of a domains-only method: a clear refusal naming the profile option."""
 
-#: The design-based direct estimators as profile methods: each level of a categorical profile is
-#: a domain; the labeled set's inclusion probabilities (n / M without them) give the design
-#: weights (:mod:`.design`).
+    def fit(ctx: PoolContext, labeled: LabeledSet, options: MethodOptions) -> MethodFit:
+        raise ValueError(
+            f"Method {name!r} is a method of slicewise.domains; a profile smooths its slices "
+            f"with the same model as smooth={model!r}."
+        )
+
+    return fit
+
+
+#: The design-based direct estimators (:mod:`slicewise.estimators.survey.direct`), methods of
+#: both entry points: each level of a categorical profile is a domain, the labeled set's
+#: inclusion probabilities (n / M without them) give the design weights (:mod:`.design`).
 _DESIGN_SPECS = tuple(
     MethodSpec(
-        name,
-        DOMAIN_METHODS[name][1],
-        (*DOMAIN_METHODS[name][0], "categorical"),
-        None,
-        (),
-        True,
-        fit,
+        name=name,
+        description=description,
+        needs=(*needs, "categorical"),
+        tunable=None,
+        grid=(),
+        variance=True,
+        fit=fit,
         design_weights=True,
+        entry_points=("profile", "domains"),
     )
-    for name, fit in _DESIGN_FITS.items()
+    for name, needs, description, fit in (
+        (
+            "ht",
+            (),
+            "Horvitz-Thompson: design-weighted labeled total over the domain's pool size.",
+            fit_ht,
+        ),
+        ("hajek", (), "Hajek: design-weighted labeled mean (ratio of HT totals).", fit_hajek),
+        (
+            "ppi",
+            ("signals",),
+            "PPI: pool mean of a prediction plus the HT mean of the labeled residuals.",
+            fit_ppi,
+        ),
+        (
+            "ppi++",
+            ("signals",),
+            "PPI++: PPI with the prediction scaled by its variance-minimising coefficient.",
+            fit_ppi_plus_plus,
+        ),
+        (
+            "greg",
+            ("signals",),
+            "GREG: HT plus a regression correction with one slope pooled over all domains.",
+            fit_greg,
+        ),
+        (
+            "greg-or-hajek",
+            ("signals",),
+            "GREG's pooled-slope correction scaled per labeled unit by its domain's "
+            "leave-one-out slope (shrunk, in [0, 1]; domains with >= 20 labels); the default "
+            "direct estimator under fh, pp-s and pp-ts.",
+            fit_greg_or_hajek,
+        ),
+    )
 )
 
-METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in (*_SPECS, *_DESIGN_SPECS)}
+#: The smoothed domain methods of :func:`slicewise.domains` (:mod:`slicewise.domains.fit`):
+#: a direct estimate, then the area-level model of :mod:`slicewise.smoothing.area`.
+_SMOOTHED_SPECS = tuple(
+    MethodSpec(
+        name=name,
+        description=description,
+        needs=needs,
+        tunable=None,
+        grid=(),
+        variance=True,
+        fit=_domains_only(name, model),
+        design_weights=True,
+        entry_points=("domains",),
+    )
+    for name, needs, description, model in (
+        (
+            "fh",
+            (),
+            f"{SMOOTHING['fh']} (Prasad-Rao MSE), on the direct estimates (GREG-or-Hajek with "
+            "signals, else HT); taxonomy levels if given. As profile(smooth='fh').",
+            "fh",
+        ),
+        (
+            "pp-s",
+            (),
+            f"{SMOOTHING['pp-s']}, on the direct estimates. As profile(smooth='pp-s').",
+            "pp-s",
+        ),
+        (
+            "pp-ts",
+            ("taxonomy",),
+            "PP-TS: PP-S with additive random effects per taxonomy level (nested or crossed).",
+            "pp-s",
+        ),
+    )
+)
+
+#: Every method of both entry points, tagged with them (``MethodSpec.entry_points``).
+REGISTRY: dict[str, MethodSpec] = {
+    spec.name: spec for spec in (*_SPECS, *_DESIGN_SPECS, *_SMOOTHED_SPECS)
+}
+#: The methods of :func:`slicewise.profile` (and the functions built on it).
+METHODS: dict[str, MethodSpec] = {
+    name: spec for name, spec in REGISTRY.items() if "profile" in spec.entry_points
+}
+#: The methods of :func:`slicewise.domains`, in the order of the listing.
+DOMAIN_METHODS: tuple[str, ...] = tuple(
+    name for name, spec in REGISTRY.items() if "domains" in spec.entry_points
+)
 
 EntryPoint = Literal["profile", "domains"]
 ENTRY_POINTS: tuple[EntryPoint, ...] = ("profile", "domains")
@@ -295,38 +344,24 @@ def methods(entry_point: EntryPoint | None = None) -> pd.DataFrame:
     ['ht', 'hajek', 'ppi', 'ppi++', 'greg', 'greg-or-hajek', 'fh', 'pp-s', 'pp-ts']
     """
     from .._validation import check_choice
-    from ..smoothing.domains import METHODS as PIPELINE_METHODS
 
     if entry_point is not None:
         entry_point = check_choice(entry_point, ENTRY_POINTS, name="entry_point", func="methods")
-    rows: list[dict[str, object]] = [
-        {
-            "method": spec.name,
-            "entry_point": "profile, domains" if spec.name in PIPELINE_METHODS else "profile",
-            "description": spec.description,
-            "needs": ", ".join(spec.needs) or "-",
-            "tunable": spec.tunable or "-",
-            "default_grid": ", ".join(f"{v:g}" for v in spec.grid) or "-",
-            "interval": spec.variance,
-            "inclusion": spec.design_weights,
-        }
-        for spec in METHODS.values()
-    ]
-    rows += [
-        {
-            "method": name,
-            "entry_point": "domains",
-            "description": DOMAIN_METHODS[name][1],
-            "needs": ", ".join(DOMAIN_METHODS[name][0]) or "-",
-            "tunable": "-",
-            "default_grid": "-",
-            "interval": True,
-            "inclusion": True,
-        }
-        for name in PIPELINE_METHODS
-        if name not in METHODS
-    ]
-    frame = pd.DataFrame(rows)
+    frame = pd.DataFrame(
+        [
+            {
+                "method": spec.name,
+                "entry_point": ", ".join(spec.entry_points),
+                "description": spec.description,
+                "needs": ", ".join(spec.needs) or "-",
+                "tunable": spec.tunable or "-",
+                "default_grid": ", ".join(f"{v:g}" for v in spec.grid) or "-",
+                "interval": spec.variance,
+                "inclusion": spec.design_weights,
+            }
+            for spec in REGISTRY.values()
+        ]
+    )
     if entry_point is None:
         return frame
     keep = [entry_point in str(where).split(", ") for where in frame["entry_point"]]

@@ -90,6 +90,12 @@ def run(
     """
     ctx, labeled = problem.ctx, problem.labeled
     check_method_needs(ctx, method, options)
+    if labeled.n < 2:
+        raise ValueError(
+            f"{problem.prefix}{method} needs at least 2 gold labels for an estimate with an "
+            f"interval (a variance needs two); the label column '{ctx.table.label_name}' has "
+            f"{labeled.n} labeled item(s) of {ctx.n_pool}. Label at least one more item."
+        )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SlicewiseWarning)
         fit, naive, fit_notes = fit_with_warnings(ctx, labeled, method, options, target)
@@ -107,6 +113,7 @@ def run(
         **problem.params,
         "bandwidth": ctx.locality.bandwidth.tolist(),
         "kind": ctx.locality.kind,
+        "objective": options.objective,
     }
     return wrap_result(
         ctx,

@@ -22,10 +22,12 @@ Domain covariate: x_g = (1, Pbar_T(g)), the pool mean over domain g of a logisti
 from the signals alone, fitted on all of L without Z (a synthetic estimate that depends on a
 domain's own labels only through coefficients pooled over all domains).
 
-Per-slice validity: the smoothed point is reported only for slices with fewer than 10 labels,
-with an interval that contains the slice's own direct interval; see
-:mod:`slicewise.smoothing.guard` (measured there: without it, the largest PSN-IRT
-benchmark was biased by 8 Monte-Carlo standard errors).
+What each slice reports follows ``objective`` (:mod:`slicewise.smoothing.objective`): under
+``'slice'`` (the default) a slice with at least 10 labels moves toward the model by at most 0.3
+of its standard errors and a sparser one takes the model's estimate, every moved slice with an
+interval that contains its own direct interval (without a limit, the largest PSN-IRT benchmark
+was biased by 8 Monte-Carlo standard errors); under ``'ensemble'`` every slice reports the
+model's estimate and standard error (the papers' estimator).
 
 Sampling variances: psi_g is the method's variance for the target, floored by a generalised
 variance function psi_g >= (1 - pi_g) s^2 sum_L w_ig^2 with s^2 the pooled per-item residual
@@ -52,9 +54,15 @@ from ..moments.kernel_ops import (
     take_rows,
 )
 from ..results import critical_value
-from ..smoothing.area import MODELS, Model, borrowed, fit_area_model
-from ..smoothing.guard import PRECISE_LABELS, guard
-from ..smoothing.linear_mixed import AreaModel
+from ..smoothing.area import MODELS, Model
+from ..smoothing.objective import (
+    PRECISE_LABELS,
+    PROMISES,
+    TRANSLATION,
+    Borrowing,
+    Objective,
+)
+from ..smoothing.step import Smoothing, smooth
 from .base import LabeledSet, MethodFit, PoolContext, labeled_sizes
 from .options import MethodOptions
 
@@ -158,60 +166,52 @@ def _floored(
     return np.where(np.isfinite(fit.estimate), psi, np.nan)
 
 
-def _fh(
-    labeled: LabeledSet,
-    estimate: FloatArray,
-    psi: FloatArray,
-    covariate: FloatArray,
-    model: Model,
-) -> tuple[FloatArray, FloatArray, FloatArray] | None:
-    """FH estimate, standard error and shrinkage weight on the domains with a direct estimate.
+def _steps(
+    ctx: PoolContext, labeled: LabeledSet, fit: MethodFit, options: MethodOptions
+) -> tuple[Smoothing | None, Smoothing | None]:
+    """The smoothing step with the pool and the population target's sampling variances.
 
-    Kept for the labeled set by its inputs: ``auto`` fits the model to naive's estimates for its
+    Kept for the labeled set by its inputs: ``auto`` smooths naive's estimates for its
     criterion, and again when naive is its choice.
     """
-    key = ("fay-herriot", model, estimate.tobytes(), psi.tobytes(), covariate.tobytes())
-    return labeled.memo(key, lambda: _fh_fit(estimate, psi, covariate, model))
-
-
-def _fh_fit(
-    estimate: FloatArray, psi: FloatArray, covariate: FloatArray, name: Model
-) -> tuple[FloatArray, FloatArray, FloatArray] | None:
-    observed = np.isfinite(estimate) & np.isfinite(psi) & (psi > 0) & np.isfinite(covariate)
-    if observed.sum() < 4:
-        return None
-    columns = [np.ones(int(observed.sum()))]
-    if np.ptp(covariate[observed]) > 0:
-        columns.append(covariate[observed])
-    model = AreaModel(
-        y=estimate[observed],
-        psi=psi[observed],
-        x=np.column_stack(columns),
-        z=np.zeros((int(observed.sum()), 0)),
-        column_level=np.zeros(0, dtype=np.intp),
-        level_names=(),
-    )
-    fit = fit_area_model(model, name)
-    mean = np.full(estimate.shape, np.nan)
-    sd = np.full(estimate.shape, np.nan)
-    weight = np.full(estimate.shape, np.nan)
-    mean[observed] = fit.estimate
-    sd[observed] = fit.se
-    weight[observed] = fit.weight
-    return mean, sd, weight
+    covariate = synthetic_covariate(ctx, labeled, options)
+    x = np.column_stack([np.ones_like(covariate), covariate])
+    model = smoothing_model(options.smooth)
+    n_lab, fraction = labeled_sizes(ctx, labeled)
+    critical = critical_value(0.95, fit.df)  # for flagging disagreement only
+    steps: list[Smoothing | None] = []
+    for variance, se in zip(
+        (fit.var_pool, fit.var_population), _direct_se(fit, n_lab, fraction), strict=True
+    ):
+        psi = _floored(ctx, labeled, fit, variance)
+        key = ("smoothing", ctx, model, options.objective, fit.estimate.tobytes(), psi.tobytes())
+        steps.append(
+            labeled.memo(
+                key,
+                lambda psi=psi, se=se: smooth(  # type: ignore[misc]
+                    fit.estimate,
+                    se,
+                    psi,
+                    x,
+                    n_lab,
+                    model=model,
+                    objective=options.objective,
+                    critical=critical,
+                ),
+            )
+        )
+    return steps[0], steps[1]
 
 
 def shrinkage_weights(
     ctx: PoolContext, labeled: LabeledSet, fit: MethodFit, options: MethodOptions
 ) -> FloatArray | None:
-    """FH shrinkage weight gamma_g of every domain for ``fit``'s pool-target estimates.
+    """Share of each domain's reported estimate that is its own direct one, for ``fit``.
 
-    None when the model cannot be fitted (fewer than four domains with a direct estimate).
+    None when the model cannot be fitted (too few domains with a direct estimate).
     """
-    covariate = synthetic_covariate(ctx, labeled, options)
-    psi = _floored(ctx, labeled, fit, fit.var_pool)
-    result = _fh(labeled, fit.estimate, psi, covariate, smoothing_model(options.smooth))
-    return None if result is None else result[2]
+    pool = _steps(ctx, labeled, fit, options)[0]
+    return None if pool is None else pool.reported.own_weight
 
 
 def smooth_fit(
@@ -219,8 +219,10 @@ def smooth_fit(
 ) -> MethodFit:
     """Fay-Herriot smoothing of a direct profile on disjoint domains (see module notes).
 
-    Returns ``fit`` unchanged, with a note saying why, when the profile's grid points are not
-    disjoint domains, fewer than four domains have a direct estimate with a variance, or the
+    The one smoothing step of :func:`slicewise.smoothing.step.smooth`, once with the pool
+    target's sampling variances (the point and its se) and once with the population target's
+    (its se). Returns ``fit`` unchanged, with a note saying why, when the profile's grid points
+    are not disjoint domains, too few domains have a direct estimate with a variance, or the
     method has no variance formula.
     """
     if not disjoint_domains(ctx):
@@ -230,68 +232,87 @@ def smooth_fit(
         )
     if not np.any(np.isfinite(fit.var_pool)):
         return replace(fit, notes=(*fit.notes, "Not smoothed: the method has no variance."))
-    covariate = synthetic_covariate(ctx, labeled, options)
-    model = smoothing_model(options.smooth)
-    pool_psi = _floored(ctx, labeled, fit, fit.var_pool)
-    pop_psi = _floored(ctx, labeled, fit, fit.var_population)
-    pool_fh = _fh(labeled, fit.estimate, pool_psi, covariate, model)
-    pop_fh = _fh(labeled, fit.estimate, pop_psi, covariate, model)
-    if pool_fh is None or pop_fh is None:
+    pool, population = _steps(ctx, labeled, fit, options)
+    if pool is None or population is None:
         return replace(
             fit,
             notes=(*fit.notes, "Not smoothed: fewer than four domains have a direct estimate."),
         )
-    mean, sd_pool, weight = pool_fh
-    sd_pop = pop_fh[1]
-    n_lab, fraction = labeled_sizes(ctx, labeled)
-    critical = critical_value(0.95, fit.df)  # for flagging disagreement only
-    se_pool, se_pop = _direct_se(fit, n_lab, fraction)
-    pool_guard = guard(fit.estimate, se_pool, mean, sd_pool, n_lab, critical)
-    pop_guard = guard(fit.estimate, se_pop, mean, sd_pop, n_lab, critical)
-    smoothed = pool_guard.smoothed
-    leans = borrowed(weight, smoothed, pool_guard.model_based)
-    labels = list(ctx.locality.labels)
-    if smoothed.any():
-        note = (
-            f"{int(smoothed.sum())} of {int(np.isfinite(weight).sum())} slices have fewer than "
-            f"{PRECISE_LABELS:g} labels and report an estimate smoothed toward the others "
-            f"({MODEL_WORDS[model]} on the pool mean of a prediction from the signals); their "
-            "intervals are widened by the distance to their own direct estimate, so that they "
-            "contain the direct interval. Slices with more labels keep their direct estimate."
-        )
-    else:
-        note = (
-            f"Every slice has at least {PRECISE_LABELS:g} labels, so every slice keeps its direct "
-            "estimate (no smoothing)."
-        )
-    notes = [note]
-    if pool_guard.disagree.any():
-        names = ", ".join(str(labels[i]) for i in np.flatnonzero(pool_guard.disagree))
-        notes.append(
-            f"The smoothed and the direct estimates disagree (beyond the direct interval) in "
-            f"{int(pool_guard.disagree.sum())} slice(s): {names}. The smoothing model does not fit "
-            "them; their intervals are wide to stay valid. Worth a look."
-        )
-    plus_two = pool_guard.model_based | ~np.isfinite(fit.var_pool)  # normal intervals there
-    df = None if fit.df is None else np.where(plus_two, np.nan, fit.df)
+    reported = pool.reported
+    model = pool.model
+    notes = smoothing_notes(
+        reported, pool.weight, list(ctx.locality.labels), model, options.objective
+    )
+    normal = reported.model_based | ~np.isfinite(fit.var_pool)  # normal intervals there
+    df = None if fit.df is None else np.where(normal, np.nan, fit.df)
     return replace(
         fit,
-        estimate=pool_guard.estimate,
-        var_pool=pool_guard.se**2,
-        var_population=pop_guard.se**2,
-        borrowed=fit.borrowed | leans,
+        estimate=reported.estimate,
+        var_pool=reported.se**2,
+        var_population=population.reported.se**2,
+        borrowed=fit.borrowed | reported.borrowed,
         df=df,
-        bias_bound=pool_guard.bias_bound,
+        bias_bound=reported.bias_bound,
         params={
             **fit.params,
             "smoothing": "fay_herriot",
             "smoothing_model": model,
-            "shrinkage_weight": weight.tolist(),
-            "smoothed": smoothed.tolist(),
+            "objective": options.objective,
+            "shrinkage_weight": pool.weight.tolist(),
+            "own_weight": reported.own_weight.tolist(),
+            "smoothed": reported.moved.tolist(),
             "direct_estimate": fit.estimate.tolist(),
+            "direct_se": _direct_se(fit, *labeled_sizes(ctx, labeled))[0].tolist(),
+            **robust_params(pool, population),
         },
         notes=(*fit.notes, *notes),
     )
+
+
+def robust_params(pool: Smoothing, population: Smoothing) -> dict[str, list[float]]:
+    """The robust empirical-Bayes interval's inputs per target (``ci(robust=True)``)."""
+    return {
+        "robust_m2": pool.robust_m2.tolist(),
+        "robust_se_pool": pool.robust_se.tolist(),
+        "robust_se_population": population.robust_se.tolist(),
+    }
+
+
+def smoothing_notes(
+    reported: Borrowing,
+    weight: FloatArray,
+    labels: list[object],
+    model: Model,
+    objective: Objective,
+) -> list[str]:
+    """What the smoothing did and what it promises, in plain words."""
+    fitted = int(np.isfinite(weight).sum())
+    moved = int(reported.moved.sum())
+    source = f"{MODEL_WORDS[model]} on the pool mean of a prediction from the signals"
+    if objective == "ensemble":
+        notes = [
+            f"Every one of the {fitted} slices reports an estimate smoothed toward the others "
+            f"({source}), with the model's standard error: {PROMISES['ensemble']}. "
+            "res.ci(robust=True) gives intervals that cover on average whatever the spread of "
+            "the slices (Armstrong, Kolesar and Plagborg-Moller 2022)."
+        ]
+    else:
+        capped = int(reported.capped.sum())
+        notes = [
+            f"{moved} of {fitted} slices borrow from the others ({source}); "
+            f"{PROMISES['slice']}: a slice with at least {PRECISE_LABELS:g} labels moves by at "
+            f"most {TRANSLATION:g} of its standard errors ({capped} were held back), and every "
+            "smoothed slice's interval is widened by its shift so that it contains the slice's "
+            "own direct interval."
+        ]
+    if reported.disagree.any():
+        names = ", ".join(str(labels[i]) for i in np.flatnonzero(reported.disagree))
+        notes.append(
+            f"The smoothing model and the direct estimates disagree (beyond the direct interval) "
+            f"in {int(reported.disagree.sum())} slice(s): {names}. The model does not fit them; "
+            "worth a look."
+        )
+    return notes
 
 
 def _direct_se(

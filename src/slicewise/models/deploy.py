@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._display import Displayed
 from .._typing import FloatArray, IntArray, Kind, ObjectArray, Target
 from .._validation import check_choice, check_common, check_level
 from ..data.table import make_table
@@ -71,8 +72,8 @@ from .influence import (
 FUNC = "deployment_score"
 
 
-@dataclass(frozen=True, eq=False)
-class DeploymentScore:
+@dataclass(frozen=True, eq=False, repr=False)
+class DeploymentScore(Displayed):
     """A deployment-weighted score psi = E_Q[theta(Z)] with its uncertainty.
 
     Attributes
@@ -177,6 +178,7 @@ def deployment_score(
     nuisance_scale: float = DEFAULTS.nuisance_scale,
     ridge: float = DEFAULTS.ridge,
     ratio_bandwidth: float | Sequence[float] | None = None,
+    objective: str = DEFAULTS.objective,
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
@@ -211,6 +213,11 @@ def deployment_score(
     ratio_bandwidth : float or list of float, optional
         Kernel bandwidth of the density-ratio estimate from a deployment sample (default: the
         profile bandwidth h).
+    objective : {'slice', 'ensemble'}, default 'slice'
+        Accepted as in :func:`slicewise.profile`. The score is one weighted average over
+        slices, which every slice's own (unsmoothed) estimate gives without bias; smoothing
+        across slices would only add bias to it, so both objectives report the same score, and
+        the notes say so.
     level : float, default 0.95
     target : {'pool', 'population'}, default 'pool'
     id : str, optional
@@ -254,13 +261,21 @@ def deployment_score(
     """
     method = check_choice(method, INFLUENCE_METHODS, name="method", func=FUNC)
     level, target = check_common(level, target, func=FUNC)
-    options = MethodOptions(func=FUNC, ridge=ridge, nuisance_scale=nuisance_scale)
+    options = MethodOptions.from_arguments(
+        {"ridge": ridge, "nuisance_scale": nuisance_scale, "objective": objective}, func=FUNC
+    )
     items = make_table(table, z=z, signals=signals, label=label, kind=kind, id=id, func=FUNC)
     ctx = build_context(items, grid=grid, bandwidth=bandwidth)
     check_method_needs(ctx, method, options)
     labeled = LabeledSet.from_table(items)
     notes = pool_notes(items, labeled, method, prefix="", stacklevel=3)
+    notes.append(
+        "The score is one weighted average over slices, estimated from every slice's own "
+        "(unsmoothed) estimate, which has no bias for it: its interval covers the score under "
+        f"either objective (objective={options.objective!r} asked)."
+    )
     params: dict[str, Any] = {
+        "objective": options.objective,
         "ridge": options.ridge,
         "nuisance_scale": options.nuisance_scale,
         "bandwidth": ctx.locality.bandwidth.tolist(),

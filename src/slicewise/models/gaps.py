@@ -130,6 +130,7 @@ def gap(
     strata_count: int = DEFAULTS.strata_count,
     ppci_multiplier: float = DEFAULTS.ppci_multiplier,
     ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
+    objective: str = DEFAULTS.objective,
     level: float = 0.95,
     target: Target = "pool",
     rng: int | np.random.Generator | None = None,
@@ -156,6 +157,9 @@ def gap(
         difficulty) enter once either way.
     grid, bandwidth, nuisance_scale, ridge, C, strata_count, ppci_multiplier, ppi_bandwidth_scale
         As in :func:`slicewise.profile`. The grid is built from the Z of both models' items.
+    objective : {'slice', 'ensemble'}, default 'slice'
+        What smoothing the gap across disjoint slices promises, as in :func:`slicewise.profile`
+        (:mod:`slicewise.smoothing.objective`).
     level : float, default 0.95
     target : {'pool', 'population'}, default 'pool'
         'pool': the realized gap sum_T w_{i,T}(z) (Y_ia - Y_ib) over the items evaluated by both;

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from .. import _display as display
 from .._typing import FloatArray, KernelMatrix, Kind, ObjectArray, Target
 from .._validation import check_choice, check_common, check_level, check_rng, signal_index
 from ..data.panel import LabelSpec, ModelPanel, SignalSpec, make_panel
@@ -34,7 +35,7 @@ def _stack(profiles: Sequence[ProfileResult], name: str) -> FloatArray:
     return out
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ModelProfiles(Report):
     """Profiles of several models on one grid (same locality, bandwidth and options).
 
@@ -49,9 +50,6 @@ class ModelProfiles(Report):
     Array properties (:attr:`estimate`, :attr:`se`, ...) stack the per-model arrays into shape
     (n_models, G).
     """
-
-    _summary: ClassVar[str] = "models_summary"
-    _html: ClassVar[str] = "models_html"
 
     models: tuple[str, ...]
     profiles: tuple[ProfileResult, ...]
@@ -181,9 +179,8 @@ class ModelProfiles(Report):
         models: Sequence[str] | None = None,
     ) -> Axes:
         """One line (continuous Z) or one set of error bars (discrete Z) per model, with bands."""
-        from ..reports.plot_models import plot_model_profiles
-
-        return plot_model_profiles(self, ax=ax, level=level, models=models)
+        out: Axes = display.plot(self, ax=ax, level=level, models=models)
+        return out
 
 
 def _share_kernels(
@@ -257,6 +254,7 @@ def profile_models(
     learner: str = DEFAULTS.learner,
     folds: int = DEFAULTS.folds,
     smooth: str = DEFAULTS.smooth,
+    objective: str = DEFAULTS.objective,
     level: float = 0.95,
     target: Target = "pool",
     id: str | None = None,
@@ -283,7 +281,7 @@ def profile_models(
     models : list of str, optional
         Models to profile, in this order (default: all, in order of appearance).
     kind, method, grid, bandwidth, nuisance_scale, ridge, coef, C, strata_count, ppci_multiplier,
-    ppi_bandwidth_scale, shrinkage, learner, folds, smooth, level, target
+    ppi_bandwidth_scale, shrinkage, learner, folds, smooth, objective, level, target
         As in :func:`slicewise.profile`, applied to every model.
     primary : str or mapping, optional
         Primary judge signal: a column name, or a mapping model -> column.

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from .._display import Displayed
 from .._typing import FloatArray, Kind, ObjectArray, Target
 from .._validation import check_choice, check_common, check_level, check_positive_int, check_rng
 from ..data.pairs import PAIRED_SIGNALS, PairedSignals, common_items, labeled_for_all
@@ -31,7 +32,7 @@ from ..locality.weights import make_locality
 from ..methods.base import LabeledSet, MethodFit, PoolContext
 from ..methods.options import DEFAULTS, MethodOptions
 from ..methods.run import fit_with_warnings
-from ..results import ConfidenceInterval, normal_interval
+from ..results import ConfidenceInterval, normal_interval, within_gap_range
 from .influence import INFLUENCE_METHODS, InfluenceMethod, influence_pieces, scaled_influence
 
 Correction = Literal["maxt", "bonferroni"]
@@ -41,8 +42,8 @@ CORRECTIONS: tuple[Correction, ...] = ("maxt", "bonferroni")
 BLOCK = 4096
 
 
-@dataclass(frozen=True, eq=False)
-class ModelRanking:
+@dataclass(frozen=True, eq=False, repr=False)
+class ModelRanking(Displayed):
     """All pairwise gaps of several models across the profile, with simultaneous intervals.
 
     Attributes
@@ -132,12 +133,13 @@ class ModelRanking:
         levels alpha* <= alpha.
         """
         half = self.critical_values(level) * self.se
-        return ConfidenceInterval(low=self.estimate - half, high=self.estimate + half)
+        return within_gap_range(self.estimate, self.estimate - half, self.estimate + half)
 
     def pointwise_ci(self, level: float | None = None) -> ConfidenceInterval:
         """Pointwise (unadjusted) intervals, shape (P, G): those of :func:`gap` (Student t)."""
         lvl = self.level if level is None else check_level(level, func="pointwise_ci")
-        return normal_interval(self.estimate, self.se, lvl, self.df)
+        interval = normal_interval(self.estimate, self.se, lvl, self.df)
+        return within_gap_range(self.estimate, interval.low, interval.high)
 
     def _z_frame(self) -> pd.DataFrame:
         if self.z.ndim == 1:
@@ -234,6 +236,7 @@ def rank_models(
     ridge: float = DEFAULTS.ridge,
     correction: Correction = "maxt",
     n_draws: int = 10_000,
+    objective: str = DEFAULTS.objective,
     level: float = 0.95,
     target: Target = "pool",
     rng: int | np.random.Generator | None = None,
@@ -267,6 +270,10 @@ def rank_models(
         dependence, no draws). Both are never narrower than the pointwise intervals.
     n_draws : int, default 10,000
         Monte-Carlo draws of the min-p law.
+    objective : {'slice', 'ensemble'}, default 'slice'
+        Accepted as in :func:`slicewise.profile`. The ranking compares models slice by slice
+        with intervals that hold jointly, so it uses every slice's own (unsmoothed) gaps under
+        either objective: the slice promise holds, and the notes say so.
     level : float, default 0.95
         Family-wise level: all intervals cover their gaps jointly with this probability.
     target : {'pool', 'population'}, default 'pool'
@@ -312,7 +319,9 @@ def rank_models(
     n_draws = check_positive_int(n_draws, name="n_draws", func=func, minimum=100)
     level, target = check_common(level, target, func=func)
     generator = check_rng(rng, func=func, reproducible=True)
-    options = MethodOptions(func=func, ridge=ridge, nuisance_scale=nuisance_scale)
+    options = MethodOptions.from_arguments(
+        {"ridge": ridge, "nuisance_scale": nuisance_scale, "objective": objective}, func=func
+    )
     panel = make_panel(
         table,
         z=z,
@@ -342,7 +351,10 @@ def rank_models(
     chosen: list[str] = []
     notes: list[str] = [
         f"{int(keep.sum())} item(s) labeled for every one of the {len(names)} models form the "
-        f"common labeled set of all {len(pairs)} pairs (pool: {items.size} items evaluated by all)."
+        f"common labeled set of all {len(pairs)} pairs (pool: {items.size} items evaluated by all).",
+        "Models are compared slice by slice from every slice's own (unsmoothed) gaps, so each "
+        "slice's intervals cover that slice's gaps jointly under either objective "
+        f"(objective={options.objective!r} asked).",
     ]
     seen: set[str] = set()
     for a, b in pairs:

@@ -52,9 +52,11 @@ def predicted_halfwidth(
     df: FloatArray,
     n_eff: FloatArray,
     level: float,
+    widen: float | FloatArray = 0.0,
 ) -> tuple[FloatArray, FloatArray, Any]:
     """Predicted half-width of every grid point after a batch of expected size ``batch``
-    (module notes), the probabilities and the safeguard's choice."""
+    (module notes), the probabilities and the safeguard's choice; the half-width is
+    (q + ``widen``) se (:func:`slicewise.planning.plan.shift_ratio`)."""
     from ..results import critical_value
 
     p, choice = batch_design(state, batch, own_folds=False)
@@ -67,7 +69,7 @@ def predicted_halfwidth(
         ratio = np.where(before_v > 0, after_v / before_v, 0.0)
         n_new = 1.0 / ((1.0 / after) @ kappa2)
     df_new = planned_df(df, n_eff, np.where(np.isfinite(n_new), n_new, n_eff))
-    half = critical_value(level, df_new) * current_se * np.sqrt(ratio)
+    half = (critical_value(level, df_new) + widen) * current_se * np.sqrt(ratio)
     return np.asarray(half, dtype=np.float64), p, choice
 
 
@@ -123,11 +125,12 @@ def adaptive_plan(
     df = np.asarray(uniform.df if uniform.df is not None else uniform.n_labeled - 1.0)
     se = uniform.halfwidth / critical_value(uniform.level, df)
     n_eff = uniform.n_labeled
+    widen = np.zeros(se.shape) if uniform.widen is None else uniform.widen
     unlabeled = ~labeled
     open_items = int(unlabeled.sum())
 
     def worst(batch: float) -> tuple[float, FloatArray, FloatArray, Any]:
-        half, p, choice = predicted_halfwidth(state, batch, se, df, n_eff, uniform.level)
+        half, p, choice = predicted_halfwidth(state, batch, se, df, n_eff, uniform.level, widen)
         return float(np.nanmax(half)), half, p, choice
 
     low, high = 0.0, float(open_items)

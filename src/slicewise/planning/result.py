@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .. import _display as display
+from .._display import Displayed
 from .._typing import FloatArray, IntArray
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
 
-@dataclass(frozen=True, eq=False)
-class PlanResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class PlanResult(Displayed):
     """Labels needed per grid point to reach a target half-width.
 
     Attributes
@@ -52,6 +54,9 @@ class PlanResult:
         Degrees of freedom of the current interval (None before any label); after Delta more
         effective labels the plan expects :func:`~slicewise.planning.plan.planned_df`.
     notes : tuple of str
+    widen : ndarray of shape (G,), optional
+        Each slice's shift toward the smoothing model in its standard errors, which the
+        planned half-width (q + widen) se carries (:func:`~slicewise.planning.plan.shift_ratio`).
     """
 
     z: Any
@@ -71,6 +76,7 @@ class PlanResult:
     z_names: tuple[str, ...] = ("z",)
     df: FloatArray | None = None
     notes: tuple[str, ...] = ()
+    widen: FloatArray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("n_labeled", "halfwidth", "n_more", "predicted", "sigma", "n_pool"):
@@ -102,9 +108,7 @@ class PlanResult:
 
     def plot(self, ax: Axes | None = None) -> Axes:
         """Current and predicted half-widths against the target, with n_more per grid point."""
-        from ..reports.plot_plan import plot_plan
-
-        out: Axes = plot_plan(self, ax=ax)
+        out: Axes = display.plot(self, ax=ax)
         return out
 
     def __str__(self) -> str:

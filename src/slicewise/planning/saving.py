@@ -35,11 +35,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._typing import FloatArray
+
+if TYPE_CHECKING:
+    from ..data.table import ItemTable
+    from ..methods.base import PoolContext
+    from ..results import ProfileResult
 
 #: Bootstrap replicates of the saving's interval.
 DRAWS = 400
@@ -155,4 +160,30 @@ def design_saving(
         low=float(low),
         high=float(high),
         level=level,
+    )
+
+
+def with_design_saving(
+    result: ProfileResult,
+    items: ItemTable,
+    ctx: PoolContext,
+    pi: FloatArray,
+    signals: str | Sequence[str] | None,
+) -> ProfileResult:
+    """The result with the labels its design saved against uniform labeling (module notes) in
+    its notes and ``params['design_saving']``; unchanged when the probabilities are equal.
+    ``sw.profile`` calls it through :mod:`slicewise._hooks` (planning sits above the api)."""
+    from dataclasses import replace
+
+    from .plan import _Pilot
+
+    given = [signals] if isinstance(signals, str) else None if signals is None else list(signals)
+    pilot = _Pilot(items=items, ctx=ctx, labeled_rows=items.input_rows(items.labeled_index))
+    saving = design_saving(pilot, pi, given=given, level=result.level)
+    if saving is None:
+        return result
+    return replace(
+        result,
+        notes=(*result.notes, saving.note()),
+        params={**result.params, "design_saving": saving.to_params()},
     )

@@ -26,9 +26,9 @@ from . import text
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from ..domains.results import DomainResult
     from ..models.profiles import ModelProfiles
     from ..results import ProfileResult
-    from ..results_domain import DomainResult
     from ..studies.summary import StudyResult
 
 PathLike = str | os.PathLike[str]
@@ -209,6 +209,7 @@ def profile_html(
     context: Mapping[str, object] | None = None,
 ) -> str:
     """The HTML report of a profile (or of a gap between two models, which is a profile)."""
+    from .html_worst import worst_section
     from .plot import plot_profile
 
     axis = ", ".join(result.z_names)
@@ -245,6 +246,7 @@ def profile_html(
         *_design_section(result),
         section("Warnings", bullets(warnings, warn=True)),
         section("Per slice", table(_slice_table(result))),
+        worst_section(result),
         section("Data", key_values(_data_rows(result, label, ctx))),
         section("Notes from the estimator", bullets(list(result.notes))),
         reproduce(ctx),
@@ -354,6 +356,7 @@ def domain_html(
     sections = [
         figure(svg, f"{result.method} estimates with {round(result.level * 100)}% intervals."),
         section("Method", bullets([text.method_description(result.method) or result.method])),
+        section("Promise", bullets([text.promise(result.params)])),
         section("Warnings", bullets(text.domain_warnings(result), warn=True)),
         section("Per domain", table(text.domain_table(result))),
         section("Data", key_values(data)),

@@ -237,10 +237,24 @@ def _plot_categorical(
 
 
 def _naive_interval(result: ProfileResult, level: float) -> tuple[FloatArray, FloatArray]:
-    """The gold-only band with the estimate's critical values (t with ``df`` where finite)."""
-    from ..results import normal_interval
+    """The gold-only band, bounded as the table's intervals are: for a mean of labels the
+    Wilson-type interval of the gold-only estimate and se (inside [0, 1]), for a gap the t
+    interval within [-1, 1]; the estimate's critical values (t with ``df`` where finite). The
+    symmetric t band ran from -1.75 to 3.75 on PSN-IRT and squashed every other interval."""
+    from ..inference.bounded import interval_bounds
+    from ..results import critical_value, within_gap_range
 
-    interval = normal_interval(result.naive_estimate, result.naive_se, level, result.df)
+    crit = critical_value(level, result.df)
+    if result.bounded_intervals():
+        return interval_bounds(
+            result.naive_estimate,
+            result.naive_se,
+            crit,
+            naive_estimate=result.naive_estimate,
+            n_labeled_eff=result.n_labeled_eff,
+        )
+    low, high = interval_bounds(result.naive_estimate, result.naive_se, crit)
+    interval = within_gap_range(result.naive_estimate, low, high)
     return interval.low, interval.high
 
 

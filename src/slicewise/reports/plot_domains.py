@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._typing import FloatArray
-from ..smoothing.domains import DIRECT
+from ..estimators.survey.direct import DIRECT
 from .plot import _label, new_axes
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from ..results_domain import DomainResult
+    from ..domains.results import DomainResult
 
 
 def plot_domains(

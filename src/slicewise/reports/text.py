@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ..smoothing.objective import BORROWED_WEIGHT, PRECISE_LABELS, PROMISES, TRANSLATION
+
 if TYPE_CHECKING:
+    from ..domains.results import DomainResult
     from ..models.profiles import ModelProfiles
     from ..results import ProfileResult
-    from ..results_domain import DomainResult
     from ..studies.summary import StudyResult
 
 #: Slices with fewer effective gold labels than this are called sparse.
@@ -101,13 +103,28 @@ def explain_choice(result: ProfileResult) -> list[str]:
     if params.get("smoothing") == "fay_herriot":
         smoothed = int(np.sum(np.asarray(params.get("smoothed", []), dtype=bool)))
         words = SMOOTHING_WORDS.get(str(params.get("smoothing_model")), "smoothing")
-        out.append(
-            f"{smoothed} of {result.size} slices have too few gold labels for their own estimate "
-            f"and were pulled toward a model fitted across all slices ({words}); their intervals "
-            "are widened so that they still contain the slice's own interval. The other slices "
-            "report their own estimate."
-        )
+        if params.get("objective") == "ensemble":
+            out.append(
+                f"All {smoothed} slices were pulled toward a model fitted across all slices "
+                f"({words}), with the model's intervals: least total error, coverage on average "
+                "over slices, not slice by slice."
+            )
+        else:
+            out.append(
+                f"{smoothed} of {result.size} slices were pulled toward a model fitted across all "
+                f"slices ({words}), those with at least {PRECISE_LABELS:g} labels by at most "
+                f"{TRANSLATION:g} of their standard errors; every moved slice's interval is "
+                "widened so that it still contains the slice's own interval."
+            )
     return out
+
+
+def promise(params: Mapping[str, Any]) -> str:
+    """What the intervals promise, in plain words (the objective of the result's smoothing)."""
+    smoothed = params.get("smoothing") == "fay_herriot" or "robust_se" in params
+    if smoothed and params.get("objective") == "ensemble":
+        return PROMISES["ensemble"]
+    return PROMISES["slice"]
 
 
 def plain_warnings(result: ProfileResult) -> list[str]:
@@ -126,8 +143,10 @@ def plain_warnings(result: ProfileResult) -> list[str]:
     if result.borrowed.any():
         count = int(result.borrowed.sum())
         out.append(
-            f"{count} of {result.size} slices borrow strength from other slices (marked "
-            "'borrowed'): their estimate leans on what the rest of the axis shows."
+            f"{count} of {result.size} slices take more than half of their estimate from "
+            "elsewhere (marked 'borrowed'): from a coefficient pooled across the axis, or, for a "
+            "smoothed slice, from the other slices (its own direct estimate has shrinkage weight "
+            f"below {BORROWED_WEIGHT:g})."
         )
     if result.n_labeled == result.n_pool:
         out.append("Every item is labeled: the estimate is the labeled mean itself.")
@@ -211,6 +230,7 @@ def profile_overview(result: ProfileResult) -> list[tuple[str, str]]:
         ("Gold labels", f"{result.n_labeled} of {result.n_pool} items ({share:.1%})"),
         ("Method", result.method),
         ("Intervals", f"{round(result.level * 100)}% pointwise"),
+        ("Promise", promise(result.params)),
     ]
 
 
@@ -258,8 +278,9 @@ def domain_warnings(result: DomainResult) -> list[str]:
         )
     if result.borrowed.any():
         out.append(
-            f"{int(result.borrowed.sum())} of {result.size} domains lean on the other domains "
-            "(their own direct estimate has weight below 0.9)."
+            f"{int(result.borrowed.sum())} of {result.size} domains take more than half of "
+            "their estimate from the other domains (marked 'borrowed': their own direct estimate "
+            f"carries less than {BORROWED_WEIGHT:g} of the reported one, column 'own weight')."
         )
     return out
 
@@ -275,6 +296,7 @@ def domain_summary(result: DomainResult) -> SummaryText:
         ),
         ("Method", result.method),
         ("Intervals", f"{round(result.level * 100)}%"),
+        ("Promise", promise(result.params)),
     ]
     lines = _header("Domain estimates", rows)
     lines.append(_frame_text(domain_table(result)))

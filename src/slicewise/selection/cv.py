@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._display import Displayed
 from .._typing import TARGETS, FloatArray, IntArray, Kind, Target
 from .._validation import check_choice, check_level, check_positive_int
 from ..data.folds import balanced_folds
@@ -36,8 +37,8 @@ FUNC = "select"
 MIN_PER_FOLD = 2
 
 
-@dataclass(frozen=True, eq=False)
-class SelectionResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class SelectionResult(Displayed):
     """The outcome of :func:`select`.
 
     Attributes

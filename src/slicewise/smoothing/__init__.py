@@ -5,10 +5,12 @@
 * :mod:`.bayes` -- the fully Bayesian posterior by exact numerical integration over the variance
   components (PP-S without taxonomy, PP-TS with one);
 * :mod:`.area` -- the two fits under one name each (``'fh'``: REML/EBLUP, ``'pp-s'``: Bayesian),
-  as ``profile(smooth=...)`` and ``domains(method=...)`` both call them, and the one
-  ``borrowed`` rule;
-* :mod:`.guard` -- the per-slice guard: which slices report the smoothed point, and the bias
-  bound that makes their intervals contain the direct ones (the one interval rule);
+  as ``profile(smooth=...)`` and ``domains(method=...)`` both call them;
+* :mod:`.objective` -- what smoothing promises, ``objective='slice'`` (the limited translation
+  of each slice's direct estimate, with an interval that contains the direct one) or
+  ``'ensemble'`` (the model's estimate and interval), and the one ``borrowed`` rule;
+* :mod:`.step` -- the one smoothing step of profiles and domains: fit the model, apply the
+  objective;
 * :mod:`.domains` -- direct estimate, then (optionally) smoothing: the one entry point used by
   ``sw.domains``, DB-CV and the oracle harness.
 

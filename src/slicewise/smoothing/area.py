@@ -12,11 +12,10 @@ Profiles (``sw.profile(smooth=...)``, and ``auto`` on disjoint domains) and doma
   :mod:`.bayes`): the prediction-powered smoothing of Kawano, Li and Parker (2026). With taxonomy
   levels it is their PP-TS (``sw.domains(method='pp-ts')``).
 
-Whichever model smooths, the per-slice guard of :mod:`.guard` decides which slices report the
-smoothed point and widens their intervals by the bias bound, and :func:`borrowed` flags the
-slices that lean on the others. Both entry points build their intervals with
-:func:`slicewise.inference.bounded.interval_bounds` from the direct standard error and the bias
-bound, so a smoothed slice's interval always contains its own direct interval.
+Whichever model smooths, the objective of :mod:`.objective` decides what each slice reports:
+under ``'slice'`` a limited translation of its direct estimate with an interval that contains
+the direct one, under ``'ensemble'`` the model's estimate and standard error; the one smoothing
+step of :mod:`.step` serves both entry points.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from .._typing import BoolArray, FloatArray
+from .._typing import FloatArray
 
 if TYPE_CHECKING:
     from .linear_mixed import AreaModel
@@ -40,13 +39,6 @@ DESCRIPTIONS: Mapping[str, str] = {
     "fh": "Fay-Herriot EBLUP, the variance components at their REML estimate",
     "pp-s": "PP-S: Bayesian Fay-Herriot, exact integration over the variance components",
 }
-
-#: A slice is *borrowed* when the reported point is the smoothed one and the slice's own direct
-#: estimate carries less than this share of it (more than half comes from the other slices), or
-#: when it has no direct standard error at all. The same threshold marks a profile's grid point
-#: that leans on the pooled coefficient (``lace_shrunk`` and ``auto``, :func:`slicewise.methods.borrowing.choose_and_fit`), so
-#: the word means one thing: most of the estimate comes from elsewhere.
-BORROWED_WEIGHT = 0.5
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,32 +113,3 @@ def fit_area_model(model: AreaModel, name: Model, *, prior_scale: float = 0.25) 
             },
         )
     raise ValueError(f"Unknown smoothing model {name!r}; valid: {', '.join(MODELS)}.")
-
-
-def borrowed(weight: FloatArray, smoothed: BoolArray, model_based: BoolArray) -> BoolArray:
-    """The ``borrowed`` flag of every slice (see :data:`BORROWED_WEIGHT`).
-
-    Parameters
-    ----------
-    weight : ndarray of shape (D,)
-        Shrinkage weight of the slice's own direct estimate (NaN where not fitted).
-    smoothed : ndarray of bool, shape (D,)
-        Slices whose reported point is the smoothed one (:func:`.guard.guard`).
-    model_based : ndarray of bool, shape (D,)
-        Smoothed slices without a direct standard error.
-
-    Returns
-    -------
-    ndarray of bool, shape (D,)
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> borrowed(np.array([0.3, 0.3, 0.8, np.nan]), np.array([True, False, True, True]),
-    ...          np.array([False, False, False, True])).tolist()
-    [True, False, False, True]
-    """
-    with np.errstate(invalid="ignore"):
-        leans = np.isfinite(weight) & (weight < BORROWED_WEIGHT)
-    out: BoolArray = np.asarray((smoothed & leans) | (smoothed & model_based), dtype=bool)
-    return out

@@ -98,7 +98,7 @@ class DuckDBSource:
         squared standardised column's moments) in the same scan, by SQL aggregates
         (:func:`~.duckdb_percentiles.sql_percentiles`). At 1e8 rows (continuous ``auto``) the
         record-batch histogram and collection passes took 6.2 and 2.4 s wall."""
-        bar = _progress(self.progress, self.total, f"percentiles of {self.description}")
+        bar = progress_bar(self.progress, self.total, f"percentiles of {self.description}")
         found = sql_percentiles(self.relation, quote, column, q, n=n, lo=lo, hi=hi, squares=squares)
         if bar is not None:
             bar.update(self.total or 0)
@@ -109,7 +109,7 @@ class DuckDBSource:
         """Run a pass over the pool: map every record batch, merge the partial states (the
         categorical kernel sums: one SQL aggregate)."""
         if isinstance(pass_, StatsPass):
-            bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
+            bar = progress_bar(self.progress, self.total, f"{_stage(pass_)} {self.description}")
             found = sql_stats(self.relation, pass_, self.connection)  # the bar jumps to its end
             if bar is not None:
                 bar.update(self.total or 0)
@@ -121,7 +121,7 @@ class DuckDBSource:
             sums = None if self.level_sums is None else self.level_sums.kernel_sums(pass_)
             if sums is not None:  # taken in the statistics scan
                 return sums
-            bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
+            bar = progress_bar(self.progress, self.total, f"{_stage(pass_)} {self.description}")
             sums = category_sums(self.relation, pass_)  # one query: the bar jumps to its end
             if bar is not None:
                 bar.update(self.total or 0)
@@ -129,7 +129,7 @@ class DuckDBSource:
             if sums is not None:
                 return sums
         if isinstance(pass_, ColumnSumsPass):
-            bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
+            bar = progress_bar(self.progress, self.total, f"{_stage(pass_)} {self.description}")
             found_sums = learned_level_sums(self.relation, pass_)  # one query
             if bar is not None:
                 bar.update(self.total or 0)
@@ -139,7 +139,7 @@ class DuckDBSource:
         query = self.relation.project(", ".join(quote(c) for c in pass_.columns))
         to_reader = getattr(query, "to_arrow_reader", None) or query.fetch_record_batch
         reader = to_reader(BATCH_ROWS)
-        bar = _progress(self.progress, self.total, f"{_stage(pass_)} {self.description}")
+        bar = progress_bar(self.progress, self.total, f"{_stage(pass_)} {self.description}")
         state: Any = None
         try:
             for rows, part in map_batches(pass_, reader):
@@ -203,7 +203,8 @@ def _stage(pass_: Pass[Any]) -> str:
     return STAGES.get(type(pass_).__name__, "scanning")
 
 
-def _progress(enabled: bool, total: int | None, description: str) -> Any:
+def progress_bar(enabled: bool, total: int | None, description: str) -> Any:
+    """A tqdm bar over rows, or None when not ``enabled`` or the progress extra is missing."""
     if not enabled:
         return None
     try:

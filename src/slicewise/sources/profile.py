@@ -61,7 +61,17 @@ def _in_memory(table: object, method: str, id: str | None) -> bool:
         if not is_parquet_path(table):
             return True
         if Path(table).is_file():
-            return method not in STREAMED_METHODS or id is not None
+            return method not in STREAMED_METHODS or id is not None or not _has_duckdb()
+        return False
+    return True
+
+
+def _has_duckdb() -> bool:
+    """Whether duckdb imports: without it a single Parquet file is read whole by pyarrow (a
+    required dependency), so that it works, and a corrupt file is reported as such."""
+    try:
+        import duckdb  # noqa: F401
+    except ImportError:
         return False
     return True
 
@@ -88,6 +98,7 @@ def profile_source(
     learner: str = "logistic",
     folds: int = 5,
     smooth: str = "auto",
+    objective: str = "slice",
     uncertainty: str | Sequence[str] | None = None,
     level: float = 0.95,
     target: Target = "pool",
@@ -98,21 +109,15 @@ def profile_source(
     gold: pd.DataFrame | str | os.PathLike[str] | None = None,
     on: str | Sequence[str] | None = None,
     progress: bool = False,
-) -> ProfileResult:
-    """:func:`slicewise.api.profile` on a pool source (see the module notes)."""
-    from ..api import profile
+) -> ProfileResult | pd.DataFrame:
+    """:func:`slicewise.api.profile` on a pool source (see the module notes).
+
+    Returns the result of an out-of-core pool, or the table (gold labels joined) that
+    :func:`slicewise.api.profile` profiles in memory: this layer does not call the entry point.
+    """
     from ..methods.options import MethodOptions
     from ..methods.run import Problem, run
 
-    arguments = {
-        name: value
-        for name, value in locals().items()
-        if name not in ("table", "gold", "on", "progress")
-        and name not in ("profile", "MethodOptions", "Problem", "run")
-    }
-    for name, default in (("missing", "impute"), ("inclusion", None), ("uncertainty", None)):
-        if arguments[name] == default:  # profile's own default: leave it to profile
-            arguments.pop(name)
     if on is not None and gold is None:
         raise ValueError(
             f"The 'on' parameter of {FUNC} joins a `gold` table to the pool; pass gold= too "
@@ -128,7 +133,7 @@ def profile_source(
                 read_gold(gold, on=on, label=label)  # raises the message about `on`
             grades = read_table(gold) if isinstance(gold, str | os.PathLike) else gold
             frame = add_grades(frame, grades, on=keys or [], label=label)
-        return profile(frame, **arguments)
+        return frame
 
     method = check_choice(method, tuple(_registered()), name="method", func=FUNC)
     if uncertainty is not None:

@@ -5,14 +5,29 @@ A pass of :mod:`slicewise.sources.scan` is mapped over each partition's Arrow re
 labeled rows), and the driver merges them. Nothing of pool size reaches the driver. The sums of
 the logistic models' predictions on a text profile column are one Spark SQL aggregate instead
 (:mod:`.learned_sql`). ``pyspark`` is imported only when a Spark pool is given.
+
+**The executors' Python.** The passes run slicewise's own code in Spark's Python workers, which
+need slicewise and its dependencies (numpy, pandas, pyarrow, scipy, scikit-learn) on the
+driver's Python version. Before the first pass (:func:`prepare_executors`): in local mode, when
+neither ``PYSPARK_PYTHON`` nor ``spark.pyspark.python`` names the workers' interpreter, they
+use the driver's (Spark's default, ``python3`` on the PATH, is usually not the virtualenv that
+has slicewise); otherwise the package's own files are shipped to the executors
+(``SparkContext.addPyFile`` of a zip of the installed package), so only the dependencies must
+be there. Where a worker still cannot import something, the pass fails with an
+:class:`ImportError` that says what the executors need, instead of Spark's
+``PythonException``.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import sys
+import tempfile
+import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .scan import Pass
@@ -74,8 +89,15 @@ class SparkSource:
             found = self._learned_sums(pass_)
             if found is not None:
                 return found
+        prepare_executors(self.frame)
         projected = self.frame.select(*pass_.columns)
-        rows = projected.mapInArrow(_partition_state(pass_), "state binary").collect()
+        try:
+            rows = projected.mapInArrow(_partition_state(pass_), "state binary").collect()
+        except Exception as error:
+            missing = _missing_module(error)
+            if missing is None:
+                raise
+            raise ImportError(_executors_message(self.frame, missing)) from None
         state: Any = None
         for row in rows:
             part = pickle.loads(row["state"])
@@ -115,6 +137,69 @@ def _text(value: str) -> str | None:
 
 def _values(rows: str, names: Sequence[str]) -> str:
     return f"(VALUES {rows}) AS models({', '.join(names)})"
+
+
+def prepare_executors(frame: Any) -> None:
+    """Make slicewise importable in the Spark workers of ``frame``'s session (module notes).
+
+    Local mode without ``PYSPARK_PYTHON`` or ``spark.pyspark.python``: the workers run the
+    driver's interpreter. Otherwise a zip of the installed package is added to the context's
+    Python path once. Spark Connect sessions (no SparkContext on the driver) are left as they
+    are: their executors need slicewise installed.
+    """
+    try:
+        context = frame.sparkSession.sparkContext
+    except Exception:  # Spark Connect: no SparkContext here
+        return
+    chosen = os.environ.get("PYSPARK_PYTHON") or context.getConf().get("spark.pyspark.python")
+    if str(context.master).startswith("local") and not chosen:
+        context.pythonExec = sys.executable
+        return
+    shipped = Path(_package_zip()).name
+    if shipped not in getattr(context, "_python_includes", []):
+        context.addPyFile(_package_zip())
+
+
+def _package_zip() -> str:
+    """A zip of the installed slicewise package (its .py files and data), made once per
+    process in a temporary folder."""
+    folder = Path(tempfile.gettempdir()) / f"slicewise-spark-{os.getpid()}"
+    target = folder / "slicewise.zip"
+    if target.is_file():
+        return str(target)
+    folder.mkdir(parents=True, exist_ok=True)
+    root = Path(__file__).resolve().parents[1]
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                archive.write(path, Path("slicewise") / path.relative_to(root))
+    return str(target)
+
+
+def _missing_module(error: BaseException) -> str | None:
+    """The module a Python worker could not import, from Spark's error text, or None."""
+    text = str(error)
+    marker = "No module named "
+    if marker not in text:
+        return None
+    return text.split(marker, 1)[1].split()[0].strip("'\"")
+
+
+def _executors_message(frame: Any, missing: str) -> str:
+    try:
+        context = frame.sparkSession.sparkContext
+        where = f"master {context.master!r}, worker Python {context.pythonExec!r}"
+    except Exception:  # Spark Connect
+        where = "a Spark Connect session"
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return (
+        f"The Spark executors' Python cannot import {missing!r} ({where}). slicewise runs its "
+        f"passes in the executors' Python workers, which need Python {version} (the driver's) "
+        "with numpy, pandas, pyarrow, scipy and scikit-learn; slicewise itself is shipped to "
+        "them. Set PYSPARK_PYTHON (or spark.pyspark.python) to an interpreter that has these "
+        f"packages on every executor (here the driver's is {sys.executable!r}), or ship an "
+        "environment with spark.archives (a packed virtualenv or conda environment)."
+    )
 
 
 def open_spark(pool: object) -> SparkSource:

@@ -89,7 +89,7 @@ def fit_splits(
     """Fit every method at every budget on the nested prefixes of each permutation.
 
     Estimates, variances, interval degrees of freedom and bias bounds (the half-width added by
-    the smoothing guard), each of shape (n_methods, n_budgets, reps, G).
+    the slice objective of the smoothing), each of shape (n_methods, n_budgets, reps, G).
     """
     order_list = list(orders)
     shape = (len(methods), len(budgets), len(order_list), ctx.grid_size)
@@ -183,6 +183,8 @@ def study(
     strata_count: int = DEFAULTS.strata_count,
     ppci_multiplier: float = DEFAULTS.ppci_multiplier,
     ppi_bandwidth_scale: float = DEFAULTS.ppi_bandwidth_scale,
+    smooth: str = DEFAULTS.smooth,
+    objective: str = DEFAULTS.objective,
     target: Target = "pool",
     truth: FloatArray | None = None,
     level: float = 0.95,
@@ -204,7 +206,7 @@ def study(
         Label budgets n; the labeled sets are nested prefixes of one permutation per split.
     reps : int
         Number of matched splits B.
-    ridge, nuisance_scale, C, strata_count, ppci_multiplier, ppi_bandwidth_scale
+    ridge, nuisance_scale, C, strata_count, ppci_multiplier, ppi_bandwidth_scale, smooth, objective
         Method options, shared by every method (see :func:`slicewise.profile`).
     target : {'pool', 'population'}
         Which variance the recorded intervals use. The comparison truth is the realized full-pool

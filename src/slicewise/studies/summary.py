@@ -28,6 +28,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .. import _display as display
+from .._display import Displayed
 from .._typing import BoolArray, FloatArray, ObjectArray
 from ..inference.bounded import interval_bounds
 from ..results import critical_value
@@ -185,8 +187,8 @@ def _se(phi: FloatArray) -> float:
     return float(ok.std(ddof=1) / np.sqrt(ok.size))
 
 
-@dataclass(frozen=True, eq=False)
-class StudyResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class StudyResult(Displayed):
     """Outcome of one or several cells of a matched-split study.
 
     Attributes
@@ -375,9 +377,7 @@ class StudyResult:
 
     def __str__(self) -> str:
         """A readable report: what the study compares and its summary table."""
-        from ..reports.text import study_summary
-
-        return study_summary(self)
+        return display.text(self)
 
     def to_html(
         self,
@@ -387,12 +387,8 @@ class StudyResult:
         context: Mapping[str, object] | None = None,
     ) -> str:
         """Write a self-contained HTML report to ``path`` (if given) and return its text."""
-        from ..reports.html import study_html
-
-        return study_html(self, path, title=title, context=context)
+        return display.html(self, path, title=title, context=context)
 
     def plot_re(self, ax: Any = None) -> Any:
         """RE by budget per method (geometric mean across cells, with 95% MC intervals)."""
-        from ..reports.study_plots import plot_re
-
-        return plot_re(self, ax=ax)
+        return display.plot(self, ax=ax)

@@ -44,7 +44,7 @@ class DirectFit:
         Fitted coefficients (pooled slope, per-domain power-tuning factors, ...).
     floored : ndarray of bool, shape (D,), optional
         Where the variance is the residual floor of
-        :func:`slicewise.smoothing.domains.residual_floored` (None: nowhere).
+        :func:`slicewise.domains.fit.residual_floored` (None: nowhere).
     """
 
     method: str

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validation import (
+from .._validation import (
     check_choice,
     check_nonnegative,
     check_positive_int,
@@ -17,7 +17,7 @@ from ._validation import (
     column_list,
     format_examples,
 )
-from .data.designs import (
+from ..data.designs import (
     ALLOCATIONS,
     SAMPLERS,
     Allocation,
@@ -25,8 +25,8 @@ from .data.designs import (
     SamplerName,
     draw,
 )
-from .data.table import _check_columns
-from .domain_input import codes_of, read_frame, signal_matrix
+from ..data.table import _check_columns
+from .input import codes_of, read_frame, signal_matrix
 
 
 def sample(

@@ -1,6 +1,6 @@
 """Public entry points for design-based disaggregated evaluation: :func:`domains` (estimate every
 domain) and :func:`validate` (design-based cross-validation); :func:`slicewise.sample` (draw a
-probability sample) is in :mod:`.domain_sample`. Input is validated once, in :mod:`.domain_input`;
+probability sample) is in :mod:`.sample`. Input is validated once, in :mod:`.input`;
 the estimators assume clean arrays.
 """
 
@@ -13,28 +13,20 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ._typing import FloatArray, ObjectArray
-from ._validation import (
+from .._typing import FloatArray, ObjectArray
+from .._validation import (
     check_level,
     check_positive_int,
     check_rng,
 )
-from .data.designs import (
+from ..data.designs import (
     DomainSample,
 )
-from .domain_input import (
-    SMALL_DOMAIN,
-    Covariates,
-    PreparedDomains,
-    check_method,
-    list_domains,
-    prepare,
-)
-from .estimators.survey.base import labeled_effective_size
-from .exceptions import EmptyDomainWarning, SmallDomainWarning, SmoothingFallbackWarning
-from .results_domain import DomainResult, ValidationResult
-from .selection.dbcv import design_cv
-from .smoothing.domains import (
+from ..estimators.survey.base import labeled_effective_size
+from ..exceptions import EmptyDomainWarning, SmallDomainWarning, SmoothingFallbackWarning
+from ..methods.options import DEFAULTS
+from .dbcv import design_cv
+from .fit import (
     DIRECT,
     SMOOTHED,
     Direct,
@@ -42,6 +34,15 @@ from .smoothing.domains import (
     Method,
     fit_domains,
 )
+from .input import (
+    SMALL_DOMAIN,
+    Covariates,
+    PreparedDomains,
+    check_method,
+    list_domains,
+    prepare,
+)
+from .results import DomainResult, ValidationResult
 
 
 def labels_mean(sample: DomainSample) -> tuple[FloatArray, FloatArray]:
@@ -200,6 +201,7 @@ def domains(
     direct: Direct = "greg-or-hajek",
     variance_df: float = 4.0,
     prior_scale: float = 0.25,
+    objective: str = DEFAULTS.objective,
     level: float = 0.95,
 ) -> DomainResult:
     """Estimate the mean of every domain from a probability sample of labels.
@@ -247,6 +249,14 @@ def domains(
         smoothing (0 uses each domain's own design variance).
     prior_scale : float, default 0.25
         Half-Cauchy scale of every random-effect standard deviation (Bayesian methods).
+    objective : {'slice', 'ensemble'}, default 'slice'
+        What the smoothed methods promise (:mod:`slicewise.smoothing.objective`). ``'slice'``:
+        each domain's interval covers that domain; a domain with at least 10 labels moves
+        toward the model by at most 0.3 of its standard error, and every moved domain's
+        interval contains its direct interval. ``'ensemble'``: the papers' estimators (every
+        domain shrunk, with the model's interval): the least total error, with intervals
+        that cover on average over domains; ``res.ci(robust=True)`` gives the robust
+        empirical-Bayes interval of Armstrong, Kolesar and Plagborg-Moller (2022).
     level : float, default 0.95
 
     Returns
@@ -300,6 +310,7 @@ def domains(
         variance_df=variance_df,
         prior_scale=prior_scale,
         func=func,
+        objective=objective,
     )
     checked = check_method(method, prepared, func)
     fit, notes = _fit_with_warnings(prepared, checked, func)
@@ -334,6 +345,7 @@ def validate(
     direct: Direct = "greg-or-hajek",
     variance_df: float = 4.0,
     prior_scale: float = 0.25,
+    objective: str = DEFAULTS.objective,
     level: float = 0.95,
     rng: int | np.random.Generator | None = None,
 ) -> ValidationResult:
@@ -342,7 +354,7 @@ def validate(
     Parameters
     ----------
     table, domain, label, signals, inclusion, strata, prediction, taxonomy, covariates, direct,
-    variance_df, prior_scale, level
+    variance_df, prior_scale, objective, level
         As in :func:`domains`.
     candidates : list of str, optional
         Methods to compare (default: HT, PPI, GREG, GREG-or-Hajek, FH, PP-S and, with a
@@ -361,7 +373,7 @@ def validate(
 
     Notes
     -----
-    The DB-CV score and its corrections are documented in :func:`slicewise.selection.dbcv.design_cv`.
+    The DB-CV score and its corrections are documented in :func:`slicewise.domains.dbcv.design_cv`.
     """
     func = "validate"
     level = check_level(level, func=func)
@@ -381,6 +393,7 @@ def validate(
         variance_df=variance_df,
         prior_scale=prior_scale,
         func=func,
+        objective=objective,
     )
     names = default_candidates(prepared) if candidates is None else tuple(candidates)
     if not names:

@@ -14,24 +14,26 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ._typing import FloatArray, IntArray, ObjectArray
-from ._validation import (
+from .._typing import FloatArray, IntArray, ObjectArray
+from .._validation import (
     check_choice,
     check_nonnegative,
     column_list,
     format_examples,
     signal_index,
 )
-from .data.designs import (
+from ..data.designs import (
     DomainSample,
 )
-from .data.files import as_frame
-from .data.table import ItemTable, _check_columns, _numeric
-from .estimators.survey.base import pool_means
-from .methods.base import LabeledSet
-from .methods.design import SamplingDesign, domain_sample
-from .methods.run import Problem, build_context
-from .smoothing.domains import (
+from ..data.files import as_frame
+from ..data.inclusion import warn_pool_size
+from ..data.table import ItemTable, _check_columns, _numeric
+from ..estimators.survey.base import pool_means
+from ..methods.base import LabeledSet
+from ..methods.design import SamplingDesign, domain_sample
+from ..methods.options import DEFAULTS, MethodOptions
+from ..methods.run import Problem, build_context
+from .fit import (
     METHODS,
     SMOOTHED,
     Direct,
@@ -132,9 +134,11 @@ def prepare(
     variance_df: float,
     prior_scale: float,
     func: str,
+    objective: str = DEFAULTS.objective,
 ) -> PreparedDomains:
     """Validate a domain table and its options once (shared by :func:`domains` and :func:`validate`)."""
     direct = check_choice(direct, DIRECT_CHOICES, name="direct", func=func)
+    checked_objective = MethodOptions.from_arguments({"objective": objective}, func=func).objective
     variance_df = check_nonnegative(variance_df, name="variance_df", func=func)
     prior_scale = check_nonnegative(prior_scale, name="prior_scale", func=func, strict=True)
     frame = read_frame(table, func)
@@ -199,6 +203,7 @@ def prepare(
                 "inclusion probabilities must lie in (0, 1]."
             )
         pi = raw
+        warn_pool_size(pi, len(frame), inclusion, stacklevel=4)
         family = "poisson"
         if strata is not None:
             family = "stratified"
@@ -247,6 +252,7 @@ def prepare(
         direct=direct,
         variance_df=variance_df,
         prior_scale=prior_scale,
+        objective=checked_objective,
     )
     return PreparedDomains(
         problem=problem,

@@ -15,8 +15,9 @@ import numpy as np
 
 from .._typing import BoolArray, FloatArray, IntArray
 from ..data.designs import DomainSample
+from ..estimators.survey.direct import DIRECT, DomainProblem
 from ..estimators.survey.ht import horvitz_thompson
-from ..smoothing.domains import DIRECT, DomainFit, DomainProblem, fit_domains
+from .fit import DomainFit, fit_domains
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,7 +170,7 @@ def design_cv(
     problem : DomainProblem
     sample : DomainSample
     candidates : sequence of str
-        Method names (see :data:`slicewise.smoothing.domains.METHODS`).
+        Method names (see :data:`slicewise.domains.fit.METHODS`).
     folds : int
         K >= 2.
     rng : numpy Generator

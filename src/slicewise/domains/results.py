@@ -8,14 +8,24 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from ._typing import BoolArray, FloatArray, ObjectArray
-from ._validation import check_level
-from .results import ConfidenceInterval, Report, _frozen, _jsonable, check_bounded, critical_value
+from .. import _display as display
+from .._display import Displayed
+from .._typing import BoolArray, FloatArray, ObjectArray
+from .._validation import check_level
+from ..results import (
+    ConfidenceInterval,
+    Report,
+    _frozen,
+    _jsonable,
+    check_bounded,
+    critical_value,
+    robust_ci,
+)
 
 if TYPE_CHECKING:
     import os
@@ -63,7 +73,7 @@ def domain_interval(
     PSN-IRT's model_3 answers all 14,042 MMLU items correctly; with 281-1,404 labels, all 1, and
     the GREG estimate 0.999 or so, it covered 0.53-0.55 over 200 draws without this).
     """
-    from .inference.bounded import interval_bounds
+    from ..inference.bounded import interval_bounds
 
     bound = np.zeros(np.shape(estimate)) if bias_bound is None else bias_bound
     crit = critical_value(level)
@@ -85,7 +95,7 @@ def domain_interval(
 
 def _degenerate_floor(naive_estimate: FloatArray, n_labeled_eff: FloatArray) -> FloatArray:
     """Standard-error floor of :func:`domain_interval` (0 where the labels do not all agree)."""
-    from .inference.variance import plus_two_variance
+    from ..inference.variance import plus_two_variance
 
     p = np.clip(np.asarray(naive_estimate, dtype=np.float64), 0.0, 1.0)
     with np.errstate(invalid="ignore"):
@@ -96,7 +106,7 @@ def _degenerate_floor(naive_estimate: FloatArray, n_labeled_eff: FloatArray) -> 
     return out
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class DomainResult(Report):
     """Estimated domain means with their uncertainty and shrinkage diagnostics.
 
@@ -121,12 +131,12 @@ class DomainResult(Report):
     borrowed : ndarray of bool, shape (D,)
         True where the estimate leans on other domains: the smoothed point is reported and the
         domain's own direct estimate has shrinkage weight below 0.5, or it has no direct
-        standard error (:func:`slicewise.smoothing.area.borrowed`, the rule of profiles too).
+        standard error (:class:`slicewise.smoothing.objective.Borrowing`, the rule of profiles too).
     params : mapping
     notes : tuple of str
     bias_bound : ndarray of shape (D,), optional
         Bias bound of a smoothed estimate, added to the interval's half-width (0 for domains
-        that report their direct estimate; :mod:`slicewise.smoothing.guard`).
+        that report their direct estimate; :mod:`slicewise.smoothing.objective`).
     naive_estimate : ndarray of shape (D,), optional
         Each domain's labels-only mean (Hajek: design-weighted mean of its labels), which sets
         the variance p(1 - p) of the bounded intervals.
@@ -134,9 +144,6 @@ class DomainResult(Report):
         Each domain's labeled effective size, Kish's (sum w)^2 / sum w^2 of the design
         weights w = 1 / pi of its labeled units (the labeled count under SRS within domains).
     """
-
-    _summary: ClassVar[str] = "domain_summary"
-    _html: ClassVar[str] = "domain_html"
 
     domain: ObjectArray
     domain_names: tuple[str, ...]
@@ -185,7 +192,9 @@ class DomainResult(Report):
         """D, the number of domains."""
         return int(self.estimate.shape[0])
 
-    def ci(self, level: float | None = None, *, bounded: bool | None = None) -> ConfidenceInterval:
+    def ci(
+        self, level: float | None = None, *, bounded: bool | None = None, robust: bool = False
+    ) -> ConfidenceInterval:
         """Intervals at ``level`` (default: the result's own).
 
         Parameters
@@ -202,18 +211,23 @@ class DomainResult(Report):
             the estimate (measured, default method, 200 draws: LMArena pairs at 10-27 labels
             covered 0.919 on average and 56 of 298 pairs below 0.90, the Wilson-type interval
             0.961 and none; docs/results/per_slice_domains.md).
+        robust : bool, default False
+            For a smoothed method under ``objective='ensemble'``: the robust empirical-Bayes
+            interval (:meth:`slicewise.ProfileResult.ci`, :mod:`slicewise.inference.robust_eb`).
 
         Notes
         -----
         Where a smoothed estimate is reported, both kinds are widened by its :attr:`bias_bound`
         b so that they contain the domain's direct interval (+/- b, or for the bounded kind from
         the lower bound at estimate - b to the upper bound at estimate + b; see
-        :mod:`slicewise.smoothing.guard`). The rule is :func:`domain_interval`, which the
+        :mod:`slicewise.smoothing.objective`). The rule is :func:`domain_interval`, which the
         oracle harness of ``research/`` calls too, and profiles use the same bounds
         (:func:`slicewise.inference.bounded.interval_bounds`).
         """
         func = "DomainResult.ci"
         lvl = self.level if level is None else check_level(level, func=func)
+        if robust:
+            return robust_ci(self, lvl, "robust_se", bounded, func)
         use = self.bounded_intervals(bounded, func=func)
         if use and not self.has_labels_mean:
             raise ValueError(
@@ -309,13 +323,12 @@ class DomainResult(Report):
             Known domain means to overlay (fully labeled tables).
         level : float, optional
         """
-        from .reports.plot_domains import plot_domains
+        out: Axes = display.plot(self, ax=ax, direct=direct, truth=truth, level=level)
+        return out
 
-        return plot_domains(self, ax=ax, direct=direct, truth=truth, level=level)
 
-
-@dataclass(frozen=True, eq=False)
-class ValidationResult:
+@dataclass(frozen=True, eq=False, repr=False)
+class ValidationResult(Displayed):
     """Design-based cross-validation of several domain estimators.
 
     The per-domain interface (``estimate``, ``se``, ``ci``, ``to_frame``, ``plot``) is that of
