@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..results import normal_interval
+from .fonts import readable_plot
 from .plot import (
     Series,
     _label,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ..models.ranking import ModelRanking
 
 
+@readable_plot
 def plot_model_profiles(
     result: ModelProfiles,
     *,
@@ -104,6 +106,7 @@ def _counts(column: np.ndarray) -> str:
     return "n=" + (texts[0] if len(set(texts)) == 1 else "/".join(texts))
 
 
+@readable_plot
 def plot_ranking(result: ModelRanking, *, ax: Axes | None = None, label: str | None = None) -> Axes:
     """Every pairwise gap a - b across the profile with its simultaneous interval, and zero.
 
@@ -161,6 +164,7 @@ def plot_ranking(result: ModelRanking, *, ax: Axes | None = None, label: str | N
     return ax
 
 
+@readable_plot
 def plot_deploy(
     scores: Mapping[str, DeploymentScore], *, ax: Axes | None = None, label: str | None = None
 ) -> Axes:
