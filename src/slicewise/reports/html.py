@@ -244,7 +244,7 @@ def profile_html(
         ),
         section("What the method chose and why", bullets(text.explain_choice(result))),
         section("Warnings", bullets(warnings, warn=True)),
-        section("Per slice", table(_slice_table(result))),
+        section("Per slice", table(_slice_table(result)) + f"<p>{esc(text.SLICE_COLUMNS)}</p>"),
         worst_section(result),
         section("Data", key_values(_data_rows(result, label, ctx))),
         section("Notes from the estimator", bullets(list(result.notes))),

@@ -8,6 +8,7 @@ one table row per slice, and every warning. The estimators' own notes are kept, 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -179,10 +180,19 @@ def profile_table(result: ProfileResult) -> pd.DataFrame:
     frame["gold-only"] = result.naive_estimate
     frame["n labeled (eff)"] = result.n_labeled_eff
     frame["R^2"] = result.r2
-    frame["gain"] = result.gain
+    frame["gain"] = result.realized_gain
     if result.borrowed.any():
         frame["borrowed"] = result.borrowed
     return frame
+
+
+#: What the per-slice table's less obvious columns mean (text and HTML reports).
+SLICE_COLUMNS = (
+    "gain = (gold-only se / se)^2: how many gold labels each label is worth at the reported "
+    "intervals (below 1 the gold-only interval is the shorter one); R^2: the signals' local fit, "
+    "whose asymptotic gain 1 / (1 - (1 - f) R^2) ignores the small-sample factors and floors "
+    "that the reported se carries (res.gain)."
+)
 
 
 def _frame_text(frame: pd.DataFrame) -> str:
@@ -240,6 +250,7 @@ def profile_summary(result: ProfileResult) -> SummaryText:
     lines += _block("Why this method:", explain_choice(result))
     lines.append("-" * WIDTH)
     lines.append(_frame_text(profile_table(result)))
+    lines += textwrap.wrap(SLICE_COLUMNS, WIDTH)
     lines.append("-" * WIDTH)
     lines += _block("Warnings:", plain_warnings(result))
     lines += _block("Details (estimator notes):", list(result.notes))
