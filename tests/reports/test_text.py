@@ -71,3 +71,18 @@ def test_the_gain_column_agrees_with_the_reported_se(results: dict[str, Any]) ->
     assert "gold-only se / se" in SLICE_COLUMNS
     assert "gold-only se / se" in " ".join(str(res).split())
     assert "gold-only se / se" in res.to_html()
+
+
+def test_the_domain_report_explains_its_method_and_the_own_weight() -> None:
+    """Issue 31: the text and HTML domain reports say which estimator ran, in the registry's
+    words, and what 'own weight' (the share of the estimate that is the domain's own direct
+    estimate) means, next to the table."""
+    from slicewise.methods.registry import REGISTRY
+
+    data = frame()
+    data["pi"] = 0.25
+    dom = sw.domains(data, domain="subject", label="correct", signals=["judge"], method="pp-s")
+    described = " ".join(REGISTRY["pp-s"].description.split())
+    for shown in (" ".join(str(dom).split()), " ".join(dom.to_html().split())):
+        assert "own weight: the share of the reported estimate" in shown
+        assert described[:60] in shown

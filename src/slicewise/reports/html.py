@@ -330,7 +330,9 @@ def domain_html(
         section("Method", bullets([text.method_description(result.method) or result.method])),
         section("Promise", bullets([text.promise(result.params)])),
         section("Warnings", bullets(text.domain_warnings(result), warn=True)),
-        section("Per domain", table(text.domain_table(result))),
+        section(
+            "Per domain", table(text.domain_table(result)) + f"<p>{esc(text.DOMAIN_COLUMNS)}</p>"
+        ),
         section("Data", key_values(data)),
         section("Notes from the estimator", bullets(list(result.notes))),
         reproduce(ctx),

@@ -64,10 +64,11 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def method_description(method: str) -> str:
-    """The registry's one-line description of a method ('' when unknown)."""
-    from ..methods.registry import METHODS
+    """The registry's one-line description of a method of either entry point ('' when
+    unknown)."""
+    from ..methods.registry import REGISTRY
 
-    spec = METHODS.get(method)
+    spec = REGISTRY.get(method)
     return spec.description if spec is not None else ""
 
 
@@ -185,6 +186,14 @@ def profile_table(result: ProfileResult) -> pd.DataFrame:
         frame["borrowed"] = result.borrowed
     return frame
 
+
+#: What the per-domain table's less obvious columns mean (text and HTML reports).
+DOMAIN_COLUMNS = (
+    "direct: the domain's design-based estimate from its own labels; own weight: the share of "
+    "the reported estimate that is that direct estimate (1: not smoothed; the rest is borrowed "
+    f"from the other domains through the smoothing model; below {BORROWED_WEIGHT:g} the domain "
+    "is marked borrowed)."
+)
 
 #: What the per-slice table's less obvious columns mean (text and HTML reports).
 SLICE_COLUMNS = (
@@ -305,12 +314,13 @@ def domain_summary(result: DomainResult) -> SummaryText:
             "Gold labels",
             f"{int(np.nansum(result.n_labeled))} of {int(np.nansum(result.n_pool))} items",
         ),
-        ("Method", result.method),
+        ("Method", method_description(result.method) or result.method),
         ("Intervals", f"{round(result.level * 100)}%"),
         ("Promise", promise(result.params)),
     ]
     lines = _header("Domain estimates", rows)
     lines.append(_frame_text(domain_table(result)))
+    lines += textwrap.wrap(DOMAIN_COLUMNS, WIDTH)
     lines.append("-" * WIDTH)
     lines += _block("Warnings:", domain_warnings(result))
     lines += _block("Details (estimator notes):", list(result.notes))
