@@ -49,7 +49,8 @@ figcaption { color: var(--muted); font-size: 0.9rem; }
 table { border-collapse: collapse; font-size: 0.9rem; font-variant-numeric: tabular-nums; }
 th, td { padding: 0.25rem 0.6rem; border-bottom: 1px solid var(--line); text-align: right;
   white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; }
+th:first-child, td:first-child { text-align: left; white-space: normal; min-width: 7rem; }
+thead th { white-space: normal; vertical-align: bottom; }
 table.kv th { text-align: left; color: var(--muted); font-weight: 600; }
 table.kv td { text-align: left; white-space: normal; }
 ul.warn li { color: var(--warn); }
