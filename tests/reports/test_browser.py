@@ -160,3 +160,53 @@ def test_demo_topics_report_reads_well(browser: Any, tmp_path: Path) -> None:
     pixels = np.asarray(mpimg.imread(png))[..., :3]
     dark = float((pixels.mean(axis=2) < 0.5).mean())
     assert 0.005 < dark < 0.6, f"screenshot looks blank or broken (dark share {dark:.4f})"
+
+
+def _long_names_result() -> Any:
+    """A profile whose slices have long names (benchmarks as users name them) and borrow."""
+    import warnings
+
+    import numpy as np
+    import pandas as pd
+
+    import slicewise as sw
+
+    rng = np.random.default_rng(5)
+    names = [
+        "Chinese SimpleQA (factual recall, zh)",
+        "BIG-Bench Hard: multistep arithmetic",
+        "MMLU-Pro professional law and ethics",
+        "HumanEval+ program synthesis tasks",
+        "GPQA diamond graduate-level science",
+    ]
+    n = 3000
+    g = rng.choice(names, size=n, p=[0.45, 0.3, 0.2, 0.03, 0.02])
+    y = rng.binomial(1, 0.6, size=n).astype(float)
+    frame = pd.DataFrame(
+        {"benchmark": g, "judge": y + rng.normal(0, 0.8, n), "other": rng.normal(size=n), "y": y}
+    )
+    frame.loc[rng.random(n) > 0.1, "y"] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return sw.profile(
+            frame, z="benchmark", kind="categorical", label="y", signals=["judge", "other"]
+        )
+
+
+@pytest.mark.parametrize("which", ["categorical", "continuous", "long names"])
+def test_per_slice_table_fits_a_1200px_window(
+    results: dict[str, Any], which: str, browser: Any, tmp_path: Path
+) -> None:
+    """Issue 31: on a laptop-sized window the per-slice table shows whole, with no sideways
+    scrolling inside its box."""
+    path = tmp_path / "report.html"
+    result = _long_names_result() if which == "long names" else results[which]
+    result.to_html(path, label="correct")
+    browser.set_window_size(1200, 900)
+    browser.get(path.as_uri())
+    overflow = browser.execute_script(
+        "return Array.from(document.querySelectorAll('div.scroll'))"
+        ".map(d => d.scrollWidth - d.clientWidth)"
+    )
+    assert overflow, "the report has no table"
+    assert max(overflow) <= 0, overflow

@@ -49,7 +49,8 @@ figcaption { color: var(--muted); font-size: 0.9rem; }
 table { border-collapse: collapse; font-size: 0.9rem; font-variant-numeric: tabular-nums; }
 th, td { padding: 0.25rem 0.6rem; border-bottom: 1px solid var(--line); text-align: right;
   white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; }
+th:first-child, td:first-child { text-align: left; white-space: normal; min-width: 7rem; }
+thead th { white-space: normal; vertical-align: bottom; }
 table.kv th { text-align: left; color: var(--muted); font-weight: 600; }
 table.kv td { text-align: left; white-space: normal; }
 ul.warn li { color: var(--warn); }
@@ -245,7 +246,7 @@ def profile_html(
         section("What the method chose and why", bullets(text.explain_choice(result))),
         *_design_section(result),
         section("Warnings", bullets(warnings, warn=True)),
-        section("Per slice", table(_slice_table(result))),
+        section("Per slice", table(_slice_table(result)) + f"<p>{esc(text.SLICE_COLUMNS)}</p>"),
         worst_section(result),
         section("Data", key_values(_data_rows(result, label, ctx))),
         section("Notes from the estimator", bullets(list(result.notes))),
@@ -358,7 +359,9 @@ def domain_html(
         section("Method", bullets([text.method_description(result.method) or result.method])),
         section("Promise", bullets([text.promise(result.params)])),
         section("Warnings", bullets(text.domain_warnings(result), warn=True)),
-        section("Per domain", table(text.domain_table(result))),
+        section(
+            "Per domain", table(text.domain_table(result)) + f"<p>{esc(text.DOMAIN_COLUMNS)}</p>"
+        ),
         section("Data", key_values(data)),
         section("Notes from the estimator", bullets(list(result.notes))),
         reproduce(ctx),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._typing import FloatArray
+from .fonts import readable_plot
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -33,6 +34,7 @@ def new_axes(ncols: int = 1, *, width: float = 6.0, height: float = 3.6) -> tupl
     return fig, axes[0]
 
 
+@readable_plot
 def plot_profile(
     result: ProfileResult,
     *,

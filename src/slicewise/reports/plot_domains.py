@@ -8,6 +8,7 @@ import numpy as np
 
 from .._typing import FloatArray
 from ..estimators.survey.direct import DIRECT
+from .fonts import readable_plot
 from .plot import _label, new_axes
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
     from ..domains.results import DomainResult
 
 
+@readable_plot
 def plot_domains(
     result: DomainResult,
     *,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..results import normal_interval
+from .fonts import readable_plot
 from .plot import (
     Series,
     _label,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from ..models.ranking import ModelRanking
 
 
+@readable_plot
 def plot_model_profiles(
     result: ModelProfiles,
     *,
@@ -104,6 +106,7 @@ def _counts(column: np.ndarray) -> str:
     return "n=" + (texts[0] if len(set(texts)) == 1 else "/".join(texts))
 
 
+@readable_plot
 def plot_ranking(result: ModelRanking, *, ax: Axes | None = None, label: str | None = None) -> Axes:
     """Every pairwise gap a - b across the profile with its simultaneous interval, and zero.
 
@@ -111,10 +114,16 @@ def plot_ranking(result: ModelRanking, *, ax: Axes | None = None, label: str | N
     ``label`` names the metric ('gap in mean correct').
     """
     categorical = result.kind == "categorical" and result.z.ndim == 1
-    if ax is None:
-        _, axes = new_axes(height=forest_height(result.z.shape[0]) if categorical else 3.6)
+    pairs = len(result.pairs)
+    if ax is None:  # room for every pair: taller rows, or wider groups of error bars
+        rows = result.z.shape[0] * max(1, -(-pairs // 3))
+        _, axes = new_axes(
+            height=forest_height(rows) if categorical else 3.6 + 0.05 * pairs,
+            width=6.0 if categorical else min(6.0 + 0.04 * pairs * result.z.shape[0], 18.0),
+        )
         ax = axes[0]
     assert ax is not None
+    colors = _pair_colors(pairs)
     interval = result.ci()
     value = f"gap in mean {label}" if label else "gap in mean gold label"
     title = (
@@ -122,7 +131,7 @@ def plot_ranking(result: ModelRanking, *, ax: Axes | None = None, label: str | N
     )
     if categorical:
         series: list[Series] = [
-            (f"{a} - {b}", result.estimate[p], interval.low[p], interval.high[p], f"C{p % 10}", "o")
+            (f"{a} - {b}", result.estimate[p], interval.low[p], interval.high[p], colors[p], "o")
             for p, (a, b) in enumerate(result.pairs)
         ]
         forest(
@@ -135,13 +144,13 @@ def plot_ranking(result: ModelRanking, *, ax: Axes | None = None, label: str | N
         ax.set_ylabel(", ".join(result.z_names))
         ax.set_xlabel(value)
         ax.set_title(title, fontsize="medium")
-        ax.legend(frameon=False, fontsize="small")
+        _outside_legend(ax, pairs)
         return ax
     numeric = result.kind == "continuous" and result.z.ndim == 1
     x = result.z.astype(float) if numeric else np.arange(result.z.shape[0], dtype=float)
     width = 0.6 / max(len(result.pairs), 1)
     for p, (a, b) in enumerate(result.pairs):
-        color = f"C{p % 10}"
+        color = colors[p]
         est, low, high = result.estimate[p], interval.low[p], interval.high[p]
         if numeric:
             ax.plot(x, est, color=color, label=f"{a} - {b}")
@@ -157,10 +166,33 @@ def plot_ranking(result: ModelRanking, *, ax: Axes | None = None, label: str | N
     ax.set_xlabel(", ".join(result.z_names))
     ax.set_ylabel(value)
     ax.set_title(title, fontsize="medium")
-    ax.legend(frameon=False, fontsize="small")
+    _outside_legend(ax, pairs)
     return ax
 
 
+def _pair_colors(pairs: int) -> list[Any]:
+    """One color per pair, distinct up to 20 pairs (tab10, then tab20)."""
+    from matplotlib import colormaps
+
+    if pairs <= 10:
+        return [f"C{p}" for p in range(pairs)]
+    palette = colormaps["tab20"]
+    return [palette(p % 20) for p in range(pairs)]
+
+
+def _outside_legend(ax: Axes, pairs: int) -> None:
+    """The pairs' legend right of the axes (it covered the intervals inside them), in columns
+    of at most 18 entries."""
+    ax.legend(
+        frameon=False,
+        fontsize="small",
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        ncol=max(1, -(-pairs // 18)),
+    )
+
+
+@readable_plot
 def plot_deploy(
     scores: Mapping[str, DeploymentScore], *, ax: Axes | None = None, label: str | None = None
 ) -> Axes:

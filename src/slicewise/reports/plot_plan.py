@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .fonts import readable_plot
 from .plot import Series, _label, forest, forest_height, new_axes
 
 if TYPE_CHECKING:
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from ..planning.result import PlanResult
 
 
+@readable_plot
 def plot_plan(plan: PlanResult, *, ax: Axes | None = None) -> Any:
     """Current and predicted half-widths per grid point against the target; n_more on top.
 

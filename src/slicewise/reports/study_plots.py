@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .fonts import readable_plot
 from .plot import new_axes
 
 if TYPE_CHECKING:
     from ..studies.summary import StudyResult
 
 
+@readable_plot
 def plot_re(result: StudyResult, *, ax: Any = None) -> Any:
     """Geometric-mean RE (log scale) by budget, one line per method, with 95% MC intervals."""
     if ax is None:
@@ -60,6 +62,7 @@ def plain_ticks(*, minor: bool = False) -> Any:
     return FuncFormatter(fmt)
 
 
+@readable_plot
 def plot_gain_check(frame: pd.DataFrame, *, ax: Any = None) -> Any:
     """Observed pointwise RE of oracle LACE against the closed-form gain, per bandwidth."""
     if ax is None:
@@ -80,6 +83,7 @@ def plot_gain_check(frame: pd.DataFrame, *, ax: Any = None) -> Any:
     return ax
 
 
+@readable_plot
 def plot_panels(
     cell_z: np.ndarray,
     truth: np.ndarray,

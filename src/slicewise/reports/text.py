@@ -8,6 +8,7 @@ one table row per slice, and every warning. The estimators' own notes are kept, 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -63,10 +64,11 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def method_description(method: str) -> str:
-    """The registry's one-line description of a method ('' when unknown)."""
-    from ..methods.registry import METHODS
+    """The registry's one-line description of a method of either entry point ('' when
+    unknown)."""
+    from ..methods.registry import REGISTRY
 
-    spec = METHODS.get(method)
+    spec = REGISTRY.get(method)
     return spec.description if spec is not None else ""
 
 
@@ -179,10 +181,27 @@ def profile_table(result: ProfileResult) -> pd.DataFrame:
     frame["gold-only"] = result.naive_estimate
     frame["n labeled (eff)"] = result.n_labeled_eff
     frame["R^2"] = result.r2
-    frame["gain"] = result.gain
+    frame["gain"] = result.realized_gain
     if result.borrowed.any():
         frame["borrowed"] = result.borrowed
     return frame
+
+
+#: What the per-domain table's less obvious columns mean (text and HTML reports).
+DOMAIN_COLUMNS = (
+    "direct: the domain's design-based estimate from its own labels; own weight: the share of "
+    "the reported estimate that is that direct estimate (1: not smoothed; the rest is borrowed "
+    f"from the other domains through the smoothing model; below {BORROWED_WEIGHT:g} the domain "
+    "is marked borrowed)."
+)
+
+#: What the per-slice table's less obvious columns mean (text and HTML reports).
+SLICE_COLUMNS = (
+    "gain = (gold-only se / se)^2: how many gold labels each label is worth at the reported "
+    "intervals (below 1 the gold-only interval is the shorter one); R^2: the signals' local fit, "
+    "whose asymptotic gain 1 / (1 - (1 - f) R^2) ignores the small-sample factors and floors "
+    "that the reported se carries (res.gain)."
+)
 
 
 def _frame_text(frame: pd.DataFrame) -> str:
@@ -240,6 +259,7 @@ def profile_summary(result: ProfileResult) -> SummaryText:
     lines += _block("Why this method:", explain_choice(result))
     lines.append("-" * WIDTH)
     lines.append(_frame_text(profile_table(result)))
+    lines += textwrap.wrap(SLICE_COLUMNS, WIDTH)
     lines.append("-" * WIDTH)
     lines += _block("Warnings:", plain_warnings(result))
     lines += _block("Details (estimator notes):", list(result.notes))
@@ -294,12 +314,13 @@ def domain_summary(result: DomainResult) -> SummaryText:
             "Gold labels",
             f"{int(np.nansum(result.n_labeled))} of {int(np.nansum(result.n_pool))} items",
         ),
-        ("Method", result.method),
+        ("Method", method_description(result.method) or result.method),
         ("Intervals", f"{round(result.level * 100)}%"),
         ("Promise", promise(result.params)),
     ]
     lines = _header("Domain estimates", rows)
     lines.append(_frame_text(domain_table(result)))
+    lines += textwrap.wrap(DOMAIN_COLUMNS, WIDTH)
     lines.append("-" * WIDTH)
     lines += _block("Warnings:", domain_warnings(result))
     lines += _block("Details (estimator notes):", list(result.notes))
